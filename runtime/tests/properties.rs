@@ -1,0 +1,918 @@
+//! One test (or more) per numbered property of RUNTIME.md, named `pNN_...` after it.
+//!
+//! HTTP behaviour is checked against a real hyper server on 127.0.0.1 (see `support`); timing
+//! logic is checked on tokio's paused clock, where it is exact. Real-time tests assert with
+//! tolerances sized for a loaded 2-core machine.
+
+mod support;
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use timeoutlint_retry::http::{HttpError, RequestBuilderExt};
+use timeoutlint_retry::{
+    AttemptEnd, Backoff, BuildError, CancelHandle, Deadline, ErrorKind, IdempotencyKey, Jitter,
+    Observation, Outcome, ReplayGuard, RetryBudget, RetryBudgets, RetryError, RetryPolicy,
+};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use support::{closed_port, ok, serve, status, Reply};
+
+fn fast_backoff() -> Backoff {
+    Backoff::constant(Duration::from_millis(10)).jitter(Jitter::None)
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. One deadline governs everything.
+
+/// The seed's regression test: a server that never answers, a 400 ms budget, an 800 ms attempt
+/// cap and 4 attempts. The runtime returns `DeadlineExceeded` within budget + 75 ms.
+#[tokio::test]
+async fn p01_one_deadline_governs_everything() {
+    let server = serve(|_, _| Reply::Hang).await;
+    let client = reqwest::Client::new();
+    let policy = RetryPolicy::builder()
+        .max_attempts(4)
+        .total(Duration::from_millis(400))
+        .attempt_timeout(Duration::from_millis(800))
+        .build()
+        .unwrap();
+    let start = std::time::Instant::now();
+    let err = client
+        .get(server.url("/slow"))
+        .retrying(&policy)
+        .send()
+        .await
+        .unwrap_err();
+    let elapsed = start.elapsed();
+    assert_eq!(err.kind(), ErrorKind::DeadlineExceeded, "{err}");
+    assert!(
+        elapsed >= Duration::from_millis(390) && elapsed <= Duration::from_millis(475),
+        "took {elapsed:?}"
+    );
+    assert!(err.history()[0].timeout <= Duration::from_millis(400));
+}
+
+/// The bug side by side: the same server, reqwest's `.timeout(200ms)` in a naive 4-attempt
+/// loop, takes at least 4 x 200 ms, twice the 400 ms the runtime needed.
+#[tokio::test]
+async fn p01_naive_reqwest_loop_overruns_the_budget() {
+    let server = serve(|_, _| Reply::Hang).await;
+    let client = reqwest::Client::new();
+    let start = std::time::Instant::now();
+    let mut failures = 0;
+    for _ in 0..4 {
+        let result = client
+            .get(server.url("/slow"))
+            .timeout(Duration::from_millis(200))
+            .send()
+            .await;
+        failures += usize::from(result.is_err());
+    }
+    assert_eq!(failures, 4);
+    assert!(start.elapsed() >= Duration::from_millis(800));
+}
+
+/// Each attempt gets `min(cap, time left)`, each wait `min(backoff, time left - min attempt
+/// time)`, and no attempt starts with less than the minimum left (paused clock: exact).
+#[tokio::test(start_paused = true)]
+async fn p01_attempts_and_waits_are_capped_by_the_time_left() {
+    let policy = RetryPolicy::builder()
+        .max_attempts(10)
+        .total(Duration::from_secs(10))
+        .attempt_timeout(Duration::from_secs(4))
+        .min_attempt_time(Duration::from_millis(500))
+        .backoff(Backoff::constant(Duration::from_secs(3)).jitter(Jitter::None))
+        .build()
+        .unwrap();
+    let start = Instant::now();
+    let err = policy
+        .run(|_| async {
+            std::future::pending::<()>().await;
+            Ok::<(), Outcome>(())
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::DeadlineExceeded);
+    let h = err.history();
+    // 0..4 s attempt, 3 s wait, 7..10 s attempt gets the 3 s left; nothing after.
+    assert_eq!(h.len(), 2);
+    assert_eq!(h[0].timeout, Duration::from_secs(4));
+    assert_eq!(h[0].wait, Some(Duration::from_secs(3)));
+    assert_eq!(h[1].started_at, Duration::from_secs(7));
+    assert_eq!(h[1].timeout, Duration::from_secs(3));
+    assert_eq!(h[1].end, AttemptEnd::TimedOut);
+    assert_eq!(start.elapsed(), Duration::from_secs(10));
+
+    // A wait that would leave less than the minimum is shortened to leave exactly that.
+    let policy = RetryPolicy::builder()
+        .max_attempts(2)
+        .total(Duration::from_secs(2))
+        .min_attempt_time(Duration::from_millis(500))
+        .backoff(Backoff::constant(Duration::from_secs(5)).jitter(Jitter::None))
+        .build()
+        .unwrap();
+    let err = policy
+        .run(|_| async { Err::<(), _>(Outcome::NotApplied) })
+        .await
+        .unwrap_err();
+    assert_eq!(err.history()[0].wait, Some(Duration::from_millis(1500)));
+    assert_eq!(err.history()[1].timeout, Duration::from_millis(500));
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. Cancellation.
+
+/// A cancel during a 10 s backoff returns in < 50 ms, as `Canceled`.
+#[tokio::test]
+async fn p02_cancellation_interrupts_a_long_backoff() {
+    let policy = RetryPolicy::builder()
+        .total(Duration::from_secs(60))
+        .backoff(Backoff::constant(Duration::from_secs(10)).jitter(Jitter::None))
+        .build()
+        .unwrap();
+    let token = CancellationToken::new();
+    let canceled_at = Arc::new(Mutex::new(None));
+    let trigger = {
+        let token = token.clone();
+        let canceled_at = Arc::clone(&canceled_at);
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            *canceled_at.lock().unwrap() = Some(std::time::Instant::now());
+            token.cancel();
+        })
+    };
+    let err = policy
+        .run_with_cancel(token.cancelled(), |_| async {
+            Err::<(), _>(Outcome::NotApplied)
+        })
+        .await
+        .unwrap_err();
+    let returned = std::time::Instant::now();
+    trigger.await.unwrap();
+    let lag = returned - canceled_at.lock().unwrap().unwrap();
+    assert_eq!(err.kind(), ErrorKind::Canceled);
+    assert!(lag < Duration::from_millis(50), "returned {lag:?} after the cancel");
+    assert_eq!(err.attempts(), 1);
+}
+
+/// A cancel during an attempt drops the in-flight request (any future cancels, here a sleep)
+/// and is reported as `Canceled`, never as `DeadlineExceeded`.
+#[tokio::test]
+async fn p02_cancellation_drops_the_in_flight_attempt() {
+    let server = serve(|_, _| Reply::Hang).await;
+    let client = reqwest::Client::new();
+    let policy = RetryPolicy::builder()
+        .total(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    let start = std::time::Instant::now();
+    let err = client
+        .get(server.url("/hang"))
+        .retrying(&policy)
+        .cancel_on(tokio::time::sleep(Duration::from_millis(100)))
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Canceled);
+    assert_eq!(err.history()[0].end, AttemptEnd::Canceled);
+    assert!(start.elapsed() < Duration::from_millis(300));
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. Attempt context, body rebuilt per attempt.
+
+/// A body factory rebuilds the body: the server sees the full body on every attempt, and each
+/// attempt knows its number, the cap and a timeout within the deadline.
+#[tokio::test]
+async fn p03_body_rebuilt_per_attempt() {
+    let server = serve(|i, _| if i < 2 { status(503) } else { ok() }).await;
+    let client = reqwest::Client::new();
+    let policy = RetryPolicy::builder()
+        .max_attempts(3)
+        .backoff(fast_backoff())
+        .build()
+        .unwrap();
+    let payload = bytes::Bytes::from(vec![b'x'; 64 * 1024]);
+    let seen_attempts = Arc::new(Mutex::new(Vec::new()));
+    let response = policy
+        .request(|attempt| {
+            seen_attempts.lock().unwrap().push(attempt.clone());
+            client.put(server.url("/blob")).body(payload.clone())
+        })
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let seen = server.seen();
+    assert_eq!(seen.len(), 3);
+    assert!(seen.iter().all(|s| s.body == payload && s.method == "PUT"));
+    let attempts = seen_attempts.lock().unwrap();
+    assert_eq!(
+        attempts.iter().map(|a| a.number).collect::<Vec<_>>(),
+        [1, 2, 3]
+    );
+    assert!(attempts
+        .iter()
+        .all(|a| a.max_attempts == Some(3) && a.timeout <= Duration::from_secs(10)));
+    assert!(attempts[2].is_last());
+}
+
+/// A cloneable request body is replayed in full; a streaming body is sent once, never rejected
+/// up front, and a retry it would need returns `NotReplayable`.
+#[tokio::test]
+async fn p03_streaming_body_is_sent_once_then_not_replayable() {
+    let server = serve(|i, _| if i == 0 { status(503) } else { ok() }).await;
+    let client = reqwest::Client::new();
+    let policy = RetryPolicy::builder().backoff(fast_backoff()).build().unwrap();
+
+    let response = client
+        .put(server.url("/bytes"))
+        .body("whole body")
+        .retrying(&policy)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert!(server.seen().iter().all(|s| s.body == b"whole body"));
+
+    let server = serve(|_, _| status(503)).await;
+    let chunks: Vec<Result<bytes::Bytes, std::io::Error>> = vec![Ok("streamed".into())];
+    let err = client
+        .put(server.url("/stream"))
+        .body(reqwest::Body::wrap_stream(futures_util::stream::iter(chunks)))
+        .retrying(&policy)
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotReplayable);
+    assert_eq!(server.seen().len(), 1);
+    assert_eq!(server.seen()[0].body, b"streamed");
+    assert!(matches!(err.last_error(), Some(HttpError::Status(r)) if r.status() == 503));
+}
+
+// ---------------------------------------------------------------------------------------------
+// 4. Idempotency key created once.
+
+/// The server records the key of each attempt: all equal, present, 32 hex characters.
+#[tokio::test]
+async fn p04_idempotency_key_is_the_same_on_every_attempt() {
+    let server = serve(|i, _| if i < 2 { status(503) } else { ok() }).await;
+    let client = reqwest::Client::new();
+    let policy = RetryPolicy::builder().backoff(fast_backoff()).build().unwrap();
+    let from_attempts = Arc::new(Mutex::new(Vec::new()));
+    policy
+        .request(|attempt| {
+            from_attempts
+                .lock()
+                .unwrap()
+                .push(attempt.idempotency_key.to_string());
+            client.post(server.url("/charges")).body("{}")
+        })
+        .idempotency_key()
+        .send()
+        .await
+        .unwrap();
+    let keys: Vec<_> = server.seen().into_iter().map(|s| s.key.unwrap()).collect();
+    assert_eq!(keys.len(), 3);
+    assert!(keys.iter().all(|k| *k == keys[0]));
+    assert_eq!(keys[0].len(), 32);
+    assert!(keys[0].bytes().all(|b| b.is_ascii_hexdigit()));
+    // The same key is exposed on `Attempt` for bodies and gRPC metadata.
+    assert!(from_attempts.lock().unwrap().iter().all(|k| *k == keys[0]));
+
+    // A caller's own key and header name.
+    let server = serve(|i, _| if i == 0 { status(503) } else { ok() }).await;
+    client
+        .post(server.url("/charges"))
+        .retrying(&policy)
+        .with_key(IdempotencyKey::from("order-7"))
+        .send()
+        .await
+        .unwrap();
+    assert!(server
+        .seen()
+        .iter()
+        .all(|s| s.key.as_deref() == Some("order-7")));
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. Method- and ambiguity-aware classification.
+
+/// POST + 503 without a key is not retried; with a key it is.
+#[tokio::test]
+async fn p05_post_is_retried_only_with_a_key() {
+    let client = reqwest::Client::new();
+    let policy = RetryPolicy::builder().backoff(fast_backoff()).build().unwrap();
+
+    let server = serve(|_, _| status(503)).await;
+    let err = client
+        .post(server.url("/orders"))
+        .body("{}")
+        .retrying(&policy)
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unavailable);
+    assert_eq!(server.seen().len(), 1, "POST without a key must not be replayed");
+
+    let server = serve(|_, _| status(503)).await;
+    let err = client
+        .post(server.url("/orders"))
+        .body("{}")
+        .retrying(&policy)
+        .idempotency_key()
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unavailable);
+    assert_eq!(server.seen().len(), 3, "with a key the POST is retried");
+
+    // A 500 after a POST may have been applied: reported as Ambiguous, not retried.
+    let server = serve(|_, _| status(500)).await;
+    let err = client
+        .post(server.url("/orders"))
+        .retrying(&policy)
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Ambiguous);
+    assert_eq!(server.seen().len(), 1);
+
+    // 429 was not applied: retried even for a POST without a key.
+    let server = serve(|i, _| if i == 0 { status(429) } else { ok() }).await;
+    let response = client
+        .post(server.url("/orders"))
+        .retrying(&policy)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(server.seen().len(), 2);
+
+    // A 4xx is final: returned as the response, like reqwest does, and not retried.
+    let server = serve(|_, _| status(404)).await;
+    let response = client
+        .get(server.url("/missing"))
+        .retrying(&policy)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 404);
+    assert_eq!(server.seen().len(), 1);
+}
+
+/// A refused connection was not applied: even a POST without a key is retried.
+#[tokio::test]
+async fn p05_connect_failures_are_not_applied() {
+    let addr = closed_port().await;
+    let client = reqwest::Client::new();
+    let policy = RetryPolicy::builder().backoff(fast_backoff()).build().unwrap();
+    let err = client
+        .post(format!("http://{addr}/orders"))
+        .retrying(&policy)
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unavailable);
+    assert_eq!(err.attempts(), 3);
+    assert!(err
+        .history()
+        .iter()
+        .all(|r| r.end == AttemptEnd::Failed(Outcome::NotApplied)));
+}
+
+/// The status table of RUNTIME.md item 5.
+#[test]
+fn p05_status_classification() {
+    use Outcome::{Ambiguous, NotApplied, Permanent, Retryable, Throttled};
+    let cases = [
+        (200, None),
+        (304, None),
+        (400, Some(Permanent)),
+        (404, Some(Permanent)),
+        (408, Some(NotApplied)),
+        (429, Some(Throttled { retry_after: None })),
+        (500, Some(Ambiguous)),
+        (502, Some(Ambiguous)),
+        (503, Some(Retryable)),
+        (504, Some(Ambiguous)),
+        (501, Some(Permanent)),
+    ];
+    for (code, expected) in cases {
+        assert_eq!(Outcome::for_http_status(code, None), expected, "{code}");
+    }
+    assert_eq!(Outcome::for_grpc_code(14), Some(NotApplied));
+    assert_eq!(Outcome::for_grpc_code(4), Some(Ambiguous));
+}
+
+// ---------------------------------------------------------------------------------------------
+// 6. Reconciliation hook.
+
+async fn ambiguous_attach(attached: Arc<Mutex<bool>>) -> Result<&'static str, std::io::Error> {
+    // The attach lands on the server, but the reply is lost.
+    *attached.lock().unwrap() = true;
+    Err(std::io::Error::from(std::io::ErrorKind::TimedOut))
+}
+
+/// Ambiguous outcome of a non-idempotent write: `Committed` succeeds, `NotApplied` retries,
+/// `Unknown` returns `Ambiguous`.
+#[tokio::test(start_paused = true)]
+async fn p06_reconciliation_resolves_ambiguous_writes() {
+    let policy = RetryPolicy::builder().backoff(fast_backoff()).build().unwrap();
+
+    let attached = Arc::new(Mutex::new(false));
+    let volume = policy
+        .call()
+        .idempotent(false)
+        .reconcile(|_attempt, _err: Option<&std::io::Error>| {
+            let attached = Arc::clone(&attached);
+            async move {
+                if *attached.lock().unwrap() {
+                    Observation::Committed("vol-1 already attached")
+                } else {
+                    Observation::Unknown
+                }
+            }
+        })
+        .run(|_| ambiguous_attach(Arc::clone(&attached)))
+        .await
+        .unwrap();
+    assert_eq!(volume, "vol-1 already attached");
+
+    let calls = AtomicU32::new(0);
+    let value = policy
+        .call()
+        .idempotent(false)
+        .reconcile(|_, _| async { Observation::NotApplied })
+        .run(|_| {
+            let n = calls.fetch_add(1, Ordering::SeqCst);
+            async move {
+                if n == 0 {
+                    Err(std::io::Error::from(std::io::ErrorKind::TimedOut))
+                } else {
+                    Ok(n)
+                }
+            }
+        })
+        .await
+        .unwrap();
+    assert_eq!(value, 1, "proven not applied: retried although not idempotent");
+
+    let err = policy
+        .call()
+        .idempotent(false)
+        .reconcile(|_, _| async { Observation::<u32>::Unknown })
+        .run(|_| async { Err::<u32, _>(std::io::Error::from(std::io::ErrorKind::TimedOut)) })
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Ambiguous);
+    assert_eq!(err.attempts(), 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 7. Retry-After done properly.
+
+/// 429 + `Retry-After: 1` waits about a second (the hint is a floor over a 10 ms backoff).
+#[tokio::test]
+async fn p07_retry_after_is_a_floor_for_the_wait() {
+    let server = serve(|i, _| {
+        if i == 0 {
+            Reply::Status(429, vec![("retry-after", "1".into())])
+        } else {
+            ok()
+        }
+    })
+    .await;
+    let client = reqwest::Client::new();
+    let policy = RetryPolicy::builder()
+        .total(Duration::from_secs(5))
+        .backoff(fast_backoff())
+        .build()
+        .unwrap();
+    let start = std::time::Instant::now();
+    let response = client
+        .get(server.url("/limited"))
+        .retrying(&policy)
+        .send()
+        .await
+        .unwrap();
+    let elapsed = start.elapsed();
+    assert_eq!(response.status(), 200);
+    assert!(
+        elapsed >= Duration::from_secs(1) && elapsed < Duration::from_millis(1400),
+        "took {elapsed:?}"
+    );
+}
+
+/// `Retry-After: 3600` with a 2 s budget fails fast with `RetryAfterTooLong`; so does a hint
+/// over the policy's cap, and an HTTP-date hint works like delta-seconds.
+#[tokio::test]
+async fn p07_retry_after_longer_than_the_time_left_fails_fast() {
+    let server = serve(|_, _| Reply::Status(429, vec![("retry-after", "3600".into())])).await;
+    let client = reqwest::Client::new();
+    let policy = RetryPolicy::builder()
+        .total(Duration::from_secs(2))
+        .build()
+        .unwrap();
+    let start = std::time::Instant::now();
+    let err = client
+        .get(server.url("/limited"))
+        .retrying(&policy)
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::RetryAfterTooLong);
+    assert!(start.elapsed() < Duration::from_millis(200));
+    assert_eq!(server.seen().len(), 1);
+
+    // Over the cap (but within the deadline): also refused.
+    let policy = RetryPolicy::builder()
+        .total(Duration::from_secs(600))
+        .retry_after_cap(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    let err = policy
+        .run(|_| async {
+            Err::<(), _>(Outcome::Throttled {
+                retry_after: Some(Duration::from_secs(120)),
+            })
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::RetryAfterTooLong);
+
+    // An HTTP-date an hour ahead (IMF-fixdate) is an hour.
+    let now = std::time::SystemTime::now();
+    let secs = now.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let hour_ahead = imf_fixdate(secs + 3600);
+    let parsed = timeoutlint_retry::retry_after::parse_at(&hour_ahead, now).unwrap();
+    assert!(parsed > Duration::from_secs(3598) && parsed <= Duration::from_secs(3600));
+}
+
+fn imf_fixdate(unix: u64) -> String {
+    // Civil-from-days (Hinnant), only for building test input.
+    let days = i64::try_from(unix / 86_400).unwrap();
+    let rem = unix % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    let months = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][usize::try_from(days % 7).unwrap()];
+    format!(
+        "{weekday}, {d:02} {} {y} {:02}:{:02}:{:02} GMT",
+        months[usize::try_from(m - 1).unwrap()],
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// 8. Backoff with explicit jitter.
+
+/// Full jitter by default, seedable, each kind within its range, and the builder refuses an
+/// unbounded policy.
+#[tokio::test(start_paused = true)]
+async fn p08_backoff_jitter_is_explicit_and_seedable() {
+    assert_eq!(RetryPolicy::default().backoff().jitter_kind(), Jitter::Full);
+    let waits = |jitter: Jitter, seed: u64| async move {
+        let policy = RetryPolicy::builder()
+            .max_attempts(6)
+            .total(Duration::from_secs(600))
+            .backoff(
+                Backoff::exponential(Duration::from_millis(100), Duration::from_secs(5))
+                    .jitter(jitter),
+            )
+            .seed(seed)
+            .build()
+            .unwrap();
+        let err = policy
+            .run(|_| async { Err::<(), _>(Outcome::NotApplied) })
+            .await
+            .unwrap_err();
+        err.history()
+            .iter()
+            .filter_map(|r| r.wait)
+            .collect::<Vec<_>>()
+    };
+    let none = waits(Jitter::None, 1).await;
+    assert_eq!(
+        none,
+        [100, 200, 400, 800, 1600].map(Duration::from_millis)
+    );
+    let full = waits(Jitter::Full, 1).await;
+    assert_eq!(full, waits(Jitter::Full, 1).await, "same seed, same schedule");
+    assert_ne!(full, waits(Jitter::Full, 2).await);
+    assert!(full.iter().zip(&none).all(|(f, n)| f <= n));
+    let equal = waits(Jitter::Equal, 1).await;
+    assert!(equal.iter().zip(&none).all(|(e, n)| *e >= *n / 2 && e <= n));
+    let decorrelated = waits(Jitter::Decorrelated, 1).await;
+    assert!(decorrelated
+        .iter()
+        .all(|d| *d >= Duration::from_millis(100) && *d <= Duration::from_secs(5)));
+
+    assert_eq!(
+        RetryPolicy::builder()
+            .unlimited_attempts()
+            .no_total()
+            .build()
+            .unwrap_err(),
+        BuildError::Unbounded
+    );
+    assert!(RetryPolicy::builder().unlimited_attempts().build().is_ok());
+    assert!(RetryPolicy::builder().no_total().build().is_ok());
+    assert_eq!(
+        RetryPolicy::builder().max_attempts(0).build().unwrap_err(),
+        BuildError::ZeroAttempts
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// 9. Shared retry budget.
+
+/// 100 failing logical calls sharing one budget: at most 100 + 10 % + the floor's reserve sends,
+/// and `BudgetExhausted` once it is spent. Partitions do not share.
+#[tokio::test(start_paused = true)]
+async fn p09_retry_budget_caps_a_retry_storm() {
+    async fn storm(budget: Arc<RetryBudget>) -> (u32, usize) {
+        let policy = RetryPolicy::builder()
+            .max_attempts(10)
+            .backoff_none()
+            .budget(budget)
+            .build()
+            .unwrap();
+        let sends = AtomicU32::new(0);
+        let mut exhausted = 0;
+        for _ in 0..100 {
+            let err = policy
+                .run(|_| {
+                    sends.fetch_add(1, Ordering::SeqCst);
+                    async { Err::<(), _>(Outcome::NotApplied) }
+                })
+                .await
+                .unwrap_err();
+            exhausted += usize::from(err.kind() == ErrorKind::BudgetExhausted);
+        }
+        (sends.load(Ordering::SeqCst), exhausted)
+    }
+    // Defaults: ratio 0.1, floor 10/s over a 10 s window = 100 reserve retries.
+    let (sends, exhausted) = storm(Arc::new(RetryBudget::default())).await;
+    assert!(sends <= 100 + 10 + 100, "{sends} sends");
+    assert!(exhausted >= 80, "{exhausted} calls stopped by the budget");
+    // Without the floor the 10 % is exact.
+    let (sends, _) = storm(Arc::new(RetryBudget::new(0.1, 0, Duration::from_secs(10)))).await;
+    assert_eq!(sends, 110);
+    // Without a budget the storm is ten times the load.
+    let policy = RetryPolicy::builder()
+        .max_attempts(10)
+        .backoff_none()
+        .build()
+        .unwrap();
+    let sends = AtomicU32::new(0);
+    for _ in 0..100 {
+        let _ = policy
+            .run(|_| {
+                sends.fetch_add(1, Ordering::SeqCst);
+                async { Err::<(), _>(Outcome::NotApplied) }
+            })
+            .await;
+    }
+    assert_eq!(sends.load(Ordering::SeqCst), 1000);
+
+    // Partitions: spending host A's budget leaves host B's intact.
+    let budgets = Arc::new(RetryBudgets::new(0.1, 0, Duration::from_secs(10)));
+    let policy = RetryPolicy::builder()
+        .max_attempts(2)
+        .backoff_none()
+        .budgets(Arc::clone(&budgets))
+        .build()
+        .unwrap();
+    let err = policy
+        .call()
+        .partition("a:80")
+        .run(|_| async { Err::<(), _>(Outcome::NotApplied) })
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::BudgetExhausted);
+    for _ in 0..10 {
+        budgets.get("b:80").deposit();
+    }
+    assert_eq!(budgets.get("b:80").available(), 1);
+    assert_eq!(budgets.get("a:80").available(), 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 10. Observability.
+
+#[derive(Clone, Default)]
+struct Capture(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Capture {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A span per operation and per attempt (number, timeout, remaining), an event per wait
+/// (delay, cause, retry-after) and for the give-up; the error carries the history.
+#[tokio::test(start_paused = true)]
+async fn p10_spans_events_and_history() {
+    let capture = Capture::default();
+    let writer = capture.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::DEBUG)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let policy = RetryPolicy::builder()
+        .total(Duration::from_secs(10))
+        .backoff(fast_backoff())
+        .build()
+        .unwrap();
+    let err = policy
+        .run(|attempt| async move {
+            Err::<(), _>(Outcome::Throttled {
+                retry_after: (attempt.number == 1).then_some(Duration::from_millis(200)),
+            })
+        })
+        .await
+        .unwrap_err();
+    let log = String::from_utf8(capture.0.lock().unwrap().clone()).unwrap();
+    assert!(log.contains("retry{"), "{log}");
+    assert!(log.contains("attempt{number=1 timeout_ms=10000 remaining_ms=10000}"), "{log}");
+    assert!(log.contains("waiting before retry"), "{log}");
+    assert!(log.contains("wait_ms=200"), "{log}");
+    assert!(log.contains("retry_after_ms=200"), "{log}");
+    assert!(log.contains("outcome=Throttled"), "{log}");
+    assert!(log.contains("attempts exhausted"), "{log}");
+    assert_eq!(err.attempts(), 3);
+    assert_eq!(err.history()[0].wait, Some(Duration::from_millis(200)));
+    assert_eq!(err.history()[2].wait, None);
+    assert_eq!(
+        err.to_string(),
+        "unavailable: attempts exhausted after 3 attempts; last error: Throttled { retry_after: None }"
+            .replace("; last error: Throttled { retry_after: None }", "")
+            + ""
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// 11. Integrations.
+
+/// The blocking flavour waits on a Condvar: a cancel from another thread ends a 10 s backoff
+/// at once.
+#[test]
+fn p11_blocking_wait_is_interruptible() {
+    let policy = RetryPolicy::builder()
+        .total(Duration::from_secs(60))
+        .backoff(Backoff::constant(Duration::from_secs(10)).jitter(Jitter::None))
+        .build()
+        .unwrap();
+    let cancel = CancelHandle::new();
+    let remote = cancel.clone();
+    let canceler = std::thread::spawn(move || {
+        // A Condvar wait on a private handle is the project's sleep without `thread::sleep`.
+        let _ = CancelHandle::new().wait_timeout(Duration::from_millis(100));
+        remote.cancel();
+        std::time::Instant::now()
+    });
+    let err = policy
+        .blocking()
+        .cancel_handle(cancel)
+        .run(|_| Err::<(), _>(Outcome::NotApplied))
+        .unwrap_err();
+    let returned = std::time::Instant::now();
+    let canceled_at = canceler.join().unwrap();
+    assert_eq!(err.kind(), ErrorKind::Canceled);
+    assert!(returned - canceled_at < Duration::from_millis(50));
+
+    // And it retries like the async flavour, with the same deadline rules.
+    let policy = RetryPolicy::builder()
+        .total(Duration::from_millis(300))
+        .min_attempt_time(Duration::from_millis(100))
+        .backoff(Backoff::constant(Duration::from_secs(1)).jitter(Jitter::None))
+        .build()
+        .unwrap();
+    let start = std::time::Instant::now();
+    let err = policy
+        .run_blocking(|_| Err::<(), _>(Outcome::NotApplied))
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::DeadlineExceeded);
+    assert_eq!(err.attempts(), 2);
+    assert!(start.elapsed() < Duration::from_millis(300));
+}
+
+/// The tower layer retries a service, replays requests, and sends a non-cloneable request once.
+#[tokio::test]
+async fn p11_tower_layer_retries_a_service() {
+    use timeoutlint_retry::layer::RetryLayer;
+    use tower::{service_fn, Layer, ServiceExt};
+
+    let policy = RetryPolicy::builder().backoff(fast_backoff()).build().unwrap();
+    let calls = Arc::new(AtomicU32::new(0));
+    let counter = Arc::clone(&calls);
+    let service = RetryLayer::new(policy.clone(), |code: &i32| {
+        Outcome::for_grpc_code(*code).unwrap_or(Outcome::Permanent)
+    })
+    .layer(service_fn(move |request: String| {
+        let n = counter.fetch_add(1, Ordering::SeqCst);
+        // gRPC UNAVAILABLE twice, then OK.
+        async move { if n < 2 { Err(14) } else { Ok(request.len()) } }
+    }));
+    assert_eq!(service.oneshot("hello".to_owned()).await.unwrap(), 5);
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+
+    let service = RetryLayer::new(policy, |_: &i32| Outcome::NotApplied)
+        .replay(|_: &String| None)
+        .layer(service_fn(|_: String| async { Err::<usize, _>(14) }));
+    let err = service.oneshot("once".to_owned()).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotReplayable);
+    assert_eq!(err.attempts(), 1);
+}
+
+/// The core's replay guard (what the integrations use for one-shot bodies).
+#[tokio::test(start_paused = true)]
+async fn p11_replay_guard_stops_impossible_retries() {
+    let policy = RetryPolicy::default();
+    let guard = ReplayGuard::new();
+    let err = policy
+        .call()
+        .replay_guard(guard.clone())
+        .run(|_| {
+            guard.forbid();
+            async { Err::<(), _>(Outcome::NotApplied) }
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotReplayable);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 12. One clock.
+
+/// Every duration comes from tokio's clock: with the clock paused, 30 s of attempts and waits
+/// take no real time, and the history adds up exactly.
+#[tokio::test(start_paused = true)]
+async fn p12_one_clock() {
+    let policy = RetryPolicy::builder()
+        .max_attempts(5)
+        .total(Duration::from_secs(30))
+        .attempt_timeout(Duration::from_secs(10))
+        .seed(9)
+        .build()
+        .unwrap();
+    let wall = std::time::Instant::now();
+    let start = Instant::now();
+    let deadline = Deadline::after(Duration::from_secs(30));
+    let err = policy
+        .run(|attempt| async move {
+            assert_eq!(attempt.deadline, deadline);
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            Ok::<(), Outcome>(())
+        })
+        .await
+        .unwrap_err();
+    assert!(wall.elapsed() < Duration::from_secs(1));
+    assert_eq!(err.kind(), ErrorKind::DeadlineExceeded);
+    let h = err.history();
+    for pair in h.windows(2) {
+        assert_eq!(
+            pair[1].started_at,
+            pair[0].started_at + pair[0].elapsed + pair[0].wait.unwrap()
+        );
+    }
+    let last = h.last().unwrap();
+    assert_eq!(last.started_at + last.elapsed, Duration::from_secs(30));
+    assert_eq!(start.elapsed(), Duration::from_secs(30));
+}
+
+/// `RetryError` displays as a sentence and exposes its source.
+#[tokio::test(start_paused = true)]
+async fn error_messages_read_as_sentences() {
+    let policy = RetryPolicy::builder().max_attempts(1).build().unwrap();
+    let err: RetryError<std::io::Error> = policy
+        .run(|_| async { Err(std::io::Error::from(std::io::ErrorKind::ConnectionRefused)) })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "unavailable: attempts exhausted after 1 attempt; last error: connection refused"
+    );
+    assert!(std::error::Error::source(&err).is_some());
+}

@@ -1,0 +1,931 @@
+//! The one walk that fills [`Facts`]: functions, sleeps, retry sites.
+//!
+//! A stack of enclosing bodies and retry sites travels with the walk, so a sleep knows its
+//! function and its site without a second pass. Loop bodies get a focused sub-scan
+//! ([`LoopScan`]) that decides whether the loop is a retry site and what bounds it.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use quote::ToTokens;
+use syn::spanned::Spanned;
+use syn::visit::{self, Visit};
+use syn::{Expr, Pat};
+
+use super::imports::path_segments;
+use super::macros::{known_macro_exprs, Role};
+use super::words::{ident_words_of, words_of};
+use super::{
+    span_of, CancelSource, Cap, Deadline, Facts, FnKind, Function, Imports, RetrySite, SiteKind,
+    Sleep,
+};
+use crate::apis::Apis;
+use crate::source::{SourceFile, Span};
+
+/// Words that make a comparison a bound on attempts or time rather than a status test.
+const BOUND_WORDS: &[&str] = &[
+    "attempt", "attempts", "retry", "retries", "tries", "try", "count", "counter", "max",
+    "limit", "n", "i", "num", "times", "remaining", "left", "budget", "deadline", "elapsed",
+    "now", "instant", "timeout", "expired", "expiry", "expires", "start", "started", "since",
+    "iteration", "iterations", "round", "rounds", "backoff", "delay", "total", "until", "end",
+];
+/// Words of a comparison that make it a time bound (a hand-made deadline).
+const TIME_WORDS: &[&str] = &[
+    "deadline", "elapsed", "now", "instant", "remaining", "expired", "expiry", "expires", "until",
+];
+/// Receivers whose `.next()` is a backoff strategy that ends by returning `None`.
+const STRATEGY_WORDS: &[&str] = &[
+    "backoff", "delay", "delays", "strategy", "schedule", "retry", "retries", "policy",
+    "intervals", "durations",
+];
+/// Callees that run their closure on a thread where blocking is fine.
+const BLOCKING_SPAWNERS: &[&str] = &["spawn_blocking", "block_in_place"];
+/// Macros that leave the enclosing function.
+const EXIT_MACROS: &[&str] = &["bail", "panic", "unreachable", "todo", "unimplemented"];
+
+pub(super) fn run(file: &syn::File, src: &SourceFile, apis: &Apis) -> Facts {
+    let imports = Imports::collect(file);
+    let cancel_fields = struct_cancel_fields(file, apis, src);
+    let mut c = Collector {
+        src,
+        apis,
+        imports: &imports,
+        facts: Facts::default(),
+        fn_stack: Vec::new(),
+        site_stack: Vec::new(),
+        raced: 0,
+        deadline: 0,
+        impl_stack: Vec::new(),
+        cancel_fields,
+        blocking_closures: HashSet::new(),
+        calls: HashMap::new(),
+        single_stmt: HashMap::new(),
+    };
+    c.visit_file(file);
+    let mut facts = c.facts;
+    // A function whose every call in this file runs under a deadline wrapper has a deadline.
+    let calls = c.calls;
+    for site in &mut facts.sites {
+        if site.deadline.is_some() {
+            continue;
+        }
+        let mut f = site.function;
+        while let Some(i) = f {
+            let func = &facts.functions[i];
+            if func.kind == FnKind::Item {
+                if let Some(&(total, under)) = calls.get(&func.name) {
+                    if total > 0 && total == under {
+                        site.deadline = Some(Deadline::Callers);
+                    }
+                }
+                break;
+            }
+            f = func.parent;
+        }
+    }
+    facts.imports = imports;
+    facts
+}
+
+struct Collector<'a> {
+    src: &'a SourceFile,
+    apis: &'a Apis,
+    imports: &'a Imports,
+    facts: Facts,
+    fn_stack: Vec<usize>,
+    site_stack: Vec<usize>,
+    raced: usize,
+    deadline: usize,
+    impl_stack: Vec<String>,
+    cancel_fields: HashMap<String, Vec<CancelSource>>,
+    blocking_closures: HashSet<usize>,
+    /// Function name -> (calls in this file, calls under a deadline wrapper).
+    calls: HashMap<String, (usize, usize)>,
+    /// Function index -> span of its only statement, when it has exactly one.
+    single_stmt: HashMap<usize, Span>,
+}
+
+impl Collector<'_> {
+    fn span(&self, s: proc_macro2::Span) -> Span {
+        span_of(self.src, s)
+    }
+
+    fn resolve(&self, path: &syn::Path) -> Vec<String> {
+        self.imports.resolve(&path_segments(path))
+    }
+
+    fn push_fn(&mut self, name: String, span: Span, kind: FnKind, is_async: bool) -> usize {
+        let blocking_thread = kind == FnKind::Closure && self.blocking_closures.contains(&span.start);
+        self.facts.functions.push(Function {
+            name,
+            span,
+            kind,
+            is_async,
+            blocking_thread,
+            parent: self.fn_stack.last().copied(),
+            cancel_sources: Vec::new(),
+            only_sleeps: false,
+            bindings: HashMap::new(),
+        });
+        let idx = self.facts.functions.len() - 1;
+        self.fn_stack.push(idx);
+        idx
+    }
+
+    fn note_single_stmt(&mut self, idx: usize, block: &syn::Block) {
+        if let [only] = block.stmts.as_slice() {
+            let s = self.span(only.span());
+            self.single_stmt.insert(idx, s);
+        }
+    }
+
+    fn params(&mut self, idx: usize, sig: &syn::Signature) {
+        for input in &sig.inputs {
+            match input {
+                syn::FnArg::Typed(pt) => {
+                    let ty = pt.ty.to_token_stream().to_string().replace(' ', "");
+                    if self.is_cancel_type(&ty) {
+                        let name = pt.pat.to_token_stream().to_string();
+                        let span = self.span(pt.span());
+                        self.facts.functions[idx]
+                            .cancel_sources
+                            .push(CancelSource { name, span });
+                    }
+                }
+                syn::FnArg::Receiver(_) => {
+                    if let Some(ty) = self.impl_stack.last() {
+                        if let Some(fields) = self.cancel_fields.get(ty) {
+                            self.facts.functions[idx]
+                                .cancel_sources
+                                .extend(fields.iter().cloned());
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn is_cancel_type(&self, ty: &str) -> bool {
+        is_cancel_type(self.apis, ty)
+    }
+
+    fn fn_like(&mut self, name: String, node_span: proc_macro2::Span, sig: &syn::Signature, block: &syn::Block) {
+        let span = self.span(node_span);
+        let idx = self.push_fn(name, span, FnKind::Item, sig.asyncness.is_some());
+        self.params(idx, sig);
+        self.note_single_stmt(idx, block);
+    }
+
+    fn record_call_name(&mut self, name: String) {
+        let under = self.deadline > 0;
+        let e = self.calls.entry(name).or_insert((0, 0));
+        e.0 += 1;
+        if under {
+            e.1 += 1;
+        }
+    }
+
+    fn sleep(&mut self, call: &syn::ExprCall, path: String, blocking: bool) {
+        let span = self.span(call.span());
+        let (duration, duration_words) = call.args.first().map_or_else(
+            || (String::new(), BTreeSet::new()),
+            |a| (self.src.slice(self.span(a.span())).to_string(), words_of(a)),
+        );
+        let function = self.fn_stack.last().copied();
+        let site = self.site_stack.last().copied();
+        self.facts.sleeps.push(Sleep {
+            span,
+            path,
+            blocking,
+            duration,
+            duration_words,
+            raced: self.raced > 0,
+            under_deadline: self.deadline > 0,
+            function,
+            site,
+        });
+        let id = self.facts.sleeps.len() - 1;
+        if let Some(s) = site {
+            self.facts.sites[s].sleeps.push(id);
+        }
+        if let Some(f) = function {
+            if let Some(stmt) = self.single_stmt.get(&f) {
+                let rest = self.src.slice(*stmt).replace(self.src.slice(span), "");
+                if matches!(rest.trim(), "" | ";" | ".await" | ".await;") {
+                    self.facts.functions[f].only_sleeps = true;
+                }
+            }
+        }
+    }
+
+    fn add_site(&mut self, site: RetrySite) -> usize {
+        self.facts.sites.push(site);
+        self.facts.sites.len() - 1
+    }
+
+    fn loop_site(
+        &mut self,
+        kind: SiteKind,
+        keyword: proc_macro2::Span,
+        whole: proc_macro2::Span,
+        label: Option<&syn::Label>,
+        header: Option<&Expr>,
+        body: &syn::Block,
+    ) -> Option<usize> {
+        let mut scan = LoopScan::new(self.apis, label.map(|l| l.name.ident.to_string()));
+        if let Some(h) = header {
+            scan.visit_expr(h);
+        }
+        scan.visit_block(body);
+        let mut words = words_of(body);
+        if let Some(l) = label {
+            super::words::split_ident(&l.name.ident.to_string(), &mut words);
+        }
+        let mut header_words = header.map(words_of).unwrap_or_default();
+        words.append(&mut header_words.clone());
+        let evidence = words
+            .iter()
+            .any(|w| w == "sleep" || self.apis.is_evidence(w));
+        if !evidence || !scan.failure_path() || scan.has_tick {
+            return None;
+        }
+        let mut cap = match (&kind, header) {
+            (SiteKind::For, Some(iter)) => match range_cap(iter) {
+                Some(c) => c,
+                None => {
+                    // Iterating over work items (pages, URLs, rows) is not a retry; a schedule of
+                    // delays or a strategy is.
+                    header_words.retain(|w| STRATEGY_WORDS.contains(&w.as_str()) || self.apis.is_evidence(w));
+                    if header_words.is_empty() {
+                        return None;
+                    }
+                    Cap::Symbolic
+                }
+            },
+            (SiteKind::While, Some(Expr::Let(l))) => {
+                let w = words_of(&*l.expr);
+                if !w.iter().any(|w| STRATEGY_WORDS.contains(&w.as_str()) || self.apis.is_evidence(w)) {
+                    return None;
+                }
+                Cap::Symbolic
+            }
+            (SiteKind::While, Some(Expr::Lit(syn::ExprLit { lit: syn::Lit::Bool(b), .. }))) if b.value => Cap::None,
+            (SiteKind::While, Some(cond)) => literal_cap(cond).unwrap_or(Cap::Symbolic),
+            _ => Cap::None,
+        };
+        if !scan.has_exit && kind == SiteKind::Loop {
+            // A loop that never leaves on success is periodic work, not a retry.
+            return None;
+        }
+        let mut bounded_by_comparison = false;
+        for c in &scan.comparisons {
+            if c.words.iter().any(|w| BOUND_WORDS.contains(&w.as_str()))
+                || c.words.iter().any(|w| scan.incremented.contains(w))
+            {
+                bounded_by_comparison = true;
+                if cap == Cap::None {
+                    cap = c.literal.map_or(Cap::Symbolic, Cap::Literal);
+                }
+            }
+        }
+        if cap == Cap::None && (scan.bounding_call || bounded_by_comparison) {
+            cap = Cap::Symbolic;
+        }
+        let manual_deadline = scan.time_check
+            || scan
+                .comparisons
+                .iter()
+                .any(|c| c.words.iter().any(|w| TIME_WORDS.contains(&w.as_str())));
+        let deadline = if self.deadline > 0 || self.raced > 0 {
+            Some(Deadline::Outer)
+        } else if manual_deadline {
+            Some(Deadline::Manual)
+        } else {
+            None
+        };
+        let site = RetrySite {
+            kind,
+            anchor: self.span(keyword),
+            span: self.span(whole),
+            function: self.fn_stack.last().copied(),
+            cap,
+            deadline,
+            checks_cancel: scan.checks_cancel,
+            sleeps: Vec::new(),
+            comparison_words: scan.comparisons.into_iter().map(|c| c.words).collect(),
+        };
+        Some(self.add_site(site))
+    }
+
+    fn combinator_site(&mut self, name: String, anchor: Span, whole: Span, strategy: Option<&Expr>) -> usize {
+        let cap = strategy.map_or(Cap::Unknown, |s| self.strategy_cap(s));
+        let deadline = (self.deadline > 0 || self.raced > 0).then_some(Deadline::Outer);
+        self.add_site(RetrySite {
+            kind: SiteKind::Combinator(name),
+            anchor,
+            span: whole,
+            function: self.fn_stack.last().copied(),
+            cap,
+            deadline,
+            checks_cancel: false,
+            sleeps: Vec::new(),
+            comparison_words: Vec::new(),
+        })
+    }
+
+    /// What a backoff strategy expression says about attempts. Only what is written in the
+    /// expression itself counts; a strategy from a variable or a parameter is `Unknown`.
+    fn strategy_cap(&self, e: &Expr) -> Cap {
+        let text = e.to_token_stream().to_string().replace(' ', "");
+        let has = |s: &str| text.contains(s);
+        if has(".take(") {
+            return literal_take(&text).map_or(Cap::Symbolic, Cap::Literal);
+        }
+        if has("without_max_times()") {
+            return if has("with_total_delay(Some") || has("with_max_delay_total") {
+                Cap::Symbolic
+            } else {
+                Cap::None
+            };
+        }
+        if has("max_elapsed_time:None") || has("with_max_elapsed_time(None)") {
+            return if has("max_retries") { Cap::Symbolic } else { Cap::None };
+        }
+        if has("with_max_times(") || has("max_retries") || has("build_with_max_retries") || has("with_max_elapsed_time(Some") {
+            return Cap::Symbolic;
+        }
+        // backon's builders default to 3 attempts; `backoff`'s ExponentialBackoff to 15 minutes.
+        if has("Builder::default()") || has("Builder::new()") {
+            return Cap::Literal(3);
+        }
+        if has("ExponentialBackoff::default()") || has("ExponentialBackoffBuilder") {
+            return Cap::Symbolic;
+        }
+        // tokio-retry strategies are infinite iterators unless `.take(n)` bounds them.
+        if has("ExponentialBackoff::from_millis") || has("FixedInterval::") || has("FibonacciBackoff::") {
+            return Cap::None;
+        }
+        Cap::Unknown
+    }
+
+    fn visit_known_macro(&mut self, mac: &syn::Macro) -> bool {
+        let Some(parts) = known_macro_exprs(mac) else {
+            return false;
+        };
+        for (e, role) in &parts {
+            if *role == Role::Raced {
+                self.raced += 1;
+                self.visit_expr(e);
+                self.raced -= 1;
+            } else {
+                self.visit_expr(e);
+            }
+        }
+        true
+    }
+}
+
+impl<'ast> Visit<'ast> for Collector<'_> {
+    fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
+        let ty = match &*i.self_ty {
+            syn::Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+            _ => None,
+        };
+        self.impl_stack.push(ty.unwrap_or_default());
+        visit::visit_item_impl(self, i);
+        self.impl_stack.pop();
+    }
+
+    fn visit_item_fn(&mut self, i: &'ast syn::ItemFn) {
+        let sites = std::mem::take(&mut self.site_stack);
+        let (raced, deadline) = (self.raced, self.deadline);
+        (self.raced, self.deadline) = (0, 0);
+        self.fn_like(i.sig.ident.to_string(), i.span(), &i.sig, &i.block);
+        visit::visit_item_fn(self, i);
+        self.fn_stack.pop();
+        self.site_stack = sites;
+        (self.raced, self.deadline) = (raced, deadline);
+    }
+
+    fn visit_impl_item_fn(&mut self, i: &'ast syn::ImplItemFn) {
+        self.fn_like(i.sig.ident.to_string(), i.span(), &i.sig, &i.block);
+        visit::visit_impl_item_fn(self, i);
+        self.fn_stack.pop();
+    }
+
+    fn visit_trait_item_fn(&mut self, i: &'ast syn::TraitItemFn) {
+        if let Some(block) = &i.default {
+            self.fn_like(i.sig.ident.to_string(), i.span(), &i.sig, block);
+            visit::visit_trait_item_fn(self, i);
+            self.fn_stack.pop();
+        }
+    }
+
+    fn visit_expr_closure(&mut self, c: &'ast syn::ExprClosure) {
+        let span = self.span(c.span());
+        let idx = self.push_fn("<closure>".into(), span, FnKind::Closure, c.asyncness.is_some());
+        if let Expr::Block(b) = &*c.body {
+            self.note_single_stmt(idx, &b.block);
+        }
+        visit::visit_expr_closure(self, c);
+        self.fn_stack.pop();
+    }
+
+    fn visit_expr_async(&mut self, a: &'ast syn::ExprAsync) {
+        let span = self.span(a.span());
+        let idx = self.push_fn("<async block>".into(), span, FnKind::AsyncBlock, true);
+        self.note_single_stmt(idx, &a.block);
+        visit::visit_expr_async(self, a);
+        self.fn_stack.pop();
+    }
+
+    fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+        if let (Some(f), Expr::Path(p)) = (self.fn_stack.last().copied(), &*a.left) {
+            if let Some(id) = p.path.get_ident() {
+                self.facts.functions[f]
+                    .bindings
+                    .entry(id.to_string())
+                    .or_default()
+                    .extend(words_of(&*a.right));
+            }
+        }
+        visit::visit_expr_assign(self, a);
+    }
+
+    fn visit_local(&mut self, l: &'ast syn::Local) {
+        if let (Some(f), Some(init)) = (self.fn_stack.last().copied(), &l.init) {
+            let pat = match &l.pat {
+                Pat::Type(pt) => &*pt.pat,
+                p => p,
+            };
+            if let Pat::Ident(id) = pat {
+                self.facts.functions[f]
+                    .bindings
+                    .entry(id.ident.to_string())
+                    .or_default()
+                    .extend(words_of(&*init.expr));
+            }
+        }
+        if let Some(f) = self.fn_stack.last().copied() {
+            let typed = match &l.pat {
+                Pat::Type(pt) => self.is_cancel_type(&pt.ty.to_token_stream().to_string().replace(' ', "")),
+                _ => false,
+            };
+            let made = l.init.as_ref().is_some_and(|init| {
+                let t = init.expr.to_token_stream().to_string().replace(' ', "");
+                self.apis
+                    .cancellation
+                    .constructors
+                    .iter()
+                    .any(|c| t.contains(c.as_str()))
+            });
+            if typed || made {
+                let name = match &l.pat {
+                    Pat::Type(pt) => pt.pat.to_token_stream().to_string(),
+                    p => p.to_token_stream().to_string(),
+                };
+                let span = self.span(l.span());
+                self.facts.functions[f]
+                    .cancel_sources
+                    .push(CancelSource { name, span });
+            }
+        }
+        visit::visit_local(self, l);
+    }
+
+    fn visit_expr_loop(&mut self, e: &'ast syn::ExprLoop) {
+        let site = self.loop_site(SiteKind::Loop, e.loop_token.span, e.span(), e.label.as_ref(), None, &e.body);
+        site.inspect(|s| self.site_stack.push(*s));
+        visit::visit_expr_loop(self, e);
+        if site.is_some() {
+            self.site_stack.pop();
+        }
+    }
+
+    fn visit_expr_while(&mut self, e: &'ast syn::ExprWhile) {
+        let site = self.loop_site(SiteKind::While, e.while_token.span, e.span(), e.label.as_ref(), Some(&e.cond), &e.body);
+        site.inspect(|s| self.site_stack.push(*s));
+        visit::visit_expr_while(self, e);
+        if site.is_some() {
+            self.site_stack.pop();
+        }
+    }
+
+    fn visit_expr_for_loop(&mut self, e: &'ast syn::ExprForLoop) {
+        let site = self.loop_site(SiteKind::For, e.for_token.span, e.span(), e.label.as_ref(), Some(&e.expr), &e.body);
+        site.inspect(|s| self.site_stack.push(*s));
+        visit::visit_expr_for_loop(self, e);
+        if site.is_some() {
+            self.site_stack.pop();
+        }
+    }
+
+    fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+        let Expr::Path(p) = &*call.func else {
+            visit::visit_expr_call(self, call);
+            return;
+        };
+        let segs = path_segments(&p.path);
+        let last = segs.last().cloned().unwrap_or_default();
+        self.record_call_name(last.clone());
+        let candidates = self.resolve(&p.path);
+        let local = segs.len() == 1 && self.imports.is_local(&last);
+        if !local {
+            if let Some((path, blocking)) = candidates
+                .iter()
+                .find_map(|c| self.apis.sleep_kind(c).map(|b| (c.clone(), b)))
+            {
+                self.sleep(call, path, blocking);
+                visit::visit_expr_call(self, call);
+                return;
+            }
+            if candidates.iter().any(|c| self.apis.is_deadline_wrapper(c)) {
+                let n = call.args.len();
+                for (i, a) in call.args.iter().enumerate() {
+                    if i + 1 == n {
+                        self.deadline += 1;
+                        self.visit_expr(a);
+                        self.deadline -= 1;
+                    } else {
+                        self.visit_expr(a);
+                    }
+                }
+                return;
+            }
+            if let Some(rc) = candidates.iter().find_map(|c| self.apis.retry_call(c)).cloned() {
+                let strategy = rc.strategy.and_then(|i| call.args.iter().nth(i));
+                let anchor = self.span(call.func.span());
+                let whole = self.span(call.span());
+                let s = self.combinator_site(rc.path, anchor, whole, strategy);
+                self.site_stack.push(s);
+                visit::visit_expr_call(self, call);
+                self.site_stack.pop();
+                return;
+            }
+            let spawns_thread = candidates.iter().any(|c| c == "std::thread::spawn")
+                || BLOCKING_SPAWNERS.contains(&last.as_str());
+            if spawns_thread {
+                for a in &call.args {
+                    if let Expr::Closure(c) = a {
+                        let s = self.span(c.span());
+                        self.blocking_closures.insert(s.start);
+                    }
+                }
+            }
+        }
+        visit::visit_expr_call(self, call);
+    }
+
+    fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        let name = m.method.to_string();
+        self.record_call_name(name.clone());
+        if BLOCKING_SPAWNERS.contains(&name.as_str())
+            || (name == "spawn" && words_of(&*m.receiver).contains("builder"))
+        {
+            for a in &m.args {
+                if let Expr::Closure(c) = a {
+                    let s = self.span(c.span());
+                    self.blocking_closures.insert(s.start);
+                }
+            }
+        }
+        let combinator = self
+            .apis
+            .retry
+            .methods
+            .iter()
+            .find(|rm| rm.name == name && self.imports.mentions_crate(&rm.krate))
+            .cloned();
+        if let Some(rm) = combinator {
+            let anchor = self.span(m.method.span());
+            let whole = self.span(m.span());
+            let s = self.combinator_site(format!("{}::{}", rm.krate, rm.name), anchor, whole, m.args.first());
+            self.site_stack.push(s);
+            visit::visit_expr_method_call(self, m);
+            self.site_stack.pop();
+            return;
+        }
+        visit::visit_expr_method_call(self, m);
+    }
+
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        if !self.visit_known_macro(mac) {
+            visit::visit_macro(self, mac);
+        }
+    }
+}
+
+/// Per-struct fields whose type is a cancellation source.
+fn struct_cancel_fields(file: &syn::File, apis: &Apis, src: &SourceFile) -> HashMap<String, Vec<CancelSource>> {
+    struct V<'a> {
+        apis: &'a Apis,
+        src: &'a SourceFile,
+        out: HashMap<String, Vec<CancelSource>>,
+    }
+    impl<'ast> Visit<'ast> for V<'_> {
+        fn visit_item_struct(&mut self, s: &'ast syn::ItemStruct) {
+            for f in &s.fields {
+                let ty = f.ty.to_token_stream().to_string().replace(' ', "");
+                if let Some(id) = &f.ident {
+                    if is_cancel_type(self.apis, &ty) {
+                        self.out.entry(s.ident.to_string()).or_default().push(CancelSource {
+                            name: format!("self.{id}"),
+                            span: span_of(self.src, f.span()),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    let mut v = V { apis, src, out: HashMap::new() };
+    v.visit_file(file);
+    v.out
+}
+
+fn is_cancel_type(apis: &Apis, ty: &str) -> bool {
+    apis.cancellation.types.iter().any(|t| {
+        ty.match_indices(t.as_str()).any(|(i, _)| {
+            let before = ty[..i].chars().next_back();
+            let after = ty[i + t.len()..].chars().next();
+            !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+        })
+    })
+}
+
+/// `for _ in a..b`: the number of attempts when both ends are literals.
+fn range_cap(e: &Expr) -> Option<Cap> {
+    let e = strip_parens(e);
+    let Expr::Range(r) = e else {
+        return None;
+    };
+    let Some(end) = &r.end else {
+        return Some(Cap::None);
+    };
+    let start = r.start.as_deref().map_or(Some(0), int_lit);
+    let inclusive = matches!(r.limits, syn::RangeLimits::Closed(_));
+    Some(match (start, int_lit(end)) {
+        (Some(s), Some(e)) => Cap::Literal((e + u64::from(inclusive)).saturating_sub(s)),
+        _ => Cap::Symbolic,
+    })
+}
+
+/// `while attempts < 5`: the literal bound of a simple comparison.
+fn literal_cap(e: &Expr) -> Option<Cap> {
+    let Expr::Binary(b) = strip_parens(e) else {
+        return None;
+    };
+    let n = int_lit(&b.right).or_else(|| int_lit(&b.left))?;
+    Some(match b.op {
+        syn::BinOp::Le(_) | syn::BinOp::Ge(_) => Cap::Literal(n + 1),
+        syn::BinOp::Lt(_) | syn::BinOp::Gt(_) => Cap::Literal(n),
+        _ => Cap::Symbolic,
+    })
+}
+
+fn literal_take(text: &str) -> Option<u64> {
+    let i = text.find(".take(")?;
+    let rest = &text[i + 6..];
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+fn strip_parens(mut e: &Expr) -> &Expr {
+    while let Expr::Paren(p) = e {
+        e = &p.expr;
+    }
+    e
+}
+
+fn int_lit(e: &Expr) -> Option<u64> {
+    match strip_parens(e) {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => i.base10_parse().ok(),
+        _ => None,
+    }
+}
+
+struct Comparison {
+    words: BTreeSet<String>,
+    literal: Option<u64>,
+}
+
+/// What a loop body does: how it goes round, how it leaves, what bounds it.
+struct LoopScan<'a> {
+    apis: &'a Apis,
+    label: Option<String>,
+    loop_depth: usize,
+    closure_depth: usize,
+    has_continue: bool,
+    has_exit: bool,
+    err_path: bool,
+    has_tick: bool,
+    checks_cancel: bool,
+    bounding_call: bool,
+    time_check: bool,
+    comparisons: Vec<Comparison>,
+    incremented: BTreeSet<String>,
+}
+
+impl<'a> LoopScan<'a> {
+    fn new(apis: &'a Apis, label: Option<String>) -> Self {
+        Self {
+            apis,
+            label,
+            loop_depth: 0,
+            closure_depth: 0,
+            has_continue: false,
+            has_exit: false,
+            err_path: false,
+            has_tick: false,
+            checks_cancel: false,
+            bounding_call: false,
+            time_check: false,
+            comparisons: Vec::new(),
+            incremented: BTreeSet::new(),
+        }
+    }
+
+    /// The loop goes round again after a failure.
+    fn failure_path(&self) -> bool {
+        self.has_continue || self.err_path
+    }
+
+    fn targets_us(&self, label: Option<&syn::Lifetime>) -> bool {
+        match label {
+            Some(l) => self.label.as_deref() == Some(&l.ident.to_string()),
+            None => self.loop_depth == 0,
+        }
+    }
+
+    fn condition(&mut self, cond: &Expr) {
+        let w = ident_words_of(cond);
+        if w.iter().any(|w| self.apis.cancellation.names.iter().any(|n| n == w)) {
+            self.checks_cancel = true;
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for LoopScan<'_> {
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+
+    fn visit_expr_closure(&mut self, c: &'ast syn::ExprClosure) {
+        self.closure_depth += 1;
+        visit::visit_expr_closure(self, c);
+        self.closure_depth -= 1;
+    }
+
+    fn visit_expr_async(&mut self, a: &'ast syn::ExprAsync) {
+        self.closure_depth += 1;
+        visit::visit_expr_async(self, a);
+        self.closure_depth -= 1;
+    }
+
+    fn visit_expr_loop(&mut self, e: &'ast syn::ExprLoop) {
+        self.loop_depth += 1;
+        visit::visit_expr_loop(self, e);
+        self.loop_depth -= 1;
+    }
+
+    fn visit_expr_while(&mut self, e: &'ast syn::ExprWhile) {
+        self.condition(&e.cond);
+        self.loop_depth += 1;
+        visit::visit_expr_while(self, e);
+        self.loop_depth -= 1;
+    }
+
+    fn visit_expr_for_loop(&mut self, e: &'ast syn::ExprForLoop) {
+        self.visit_expr(&e.expr);
+        self.loop_depth += 1;
+        self.visit_block(&e.body);
+        self.loop_depth -= 1;
+    }
+
+    fn visit_expr_if(&mut self, e: &'ast syn::ExprIf) {
+        self.condition(&e.cond);
+        visit::visit_expr_if(self, e);
+    }
+
+    fn visit_arm(&mut self, a: &'ast syn::Arm) {
+        if let Some((_, g)) = &a.guard {
+            self.condition(g);
+        }
+        visit::visit_arm(self, a);
+    }
+
+    fn visit_expr_continue(&mut self, e: &'ast syn::ExprContinue) {
+        if self.closure_depth == 0 && self.targets_us(e.label.as_ref()) {
+            self.has_continue = true;
+        }
+    }
+
+    fn visit_expr_break(&mut self, e: &'ast syn::ExprBreak) {
+        if self.closure_depth == 0 && self.targets_us(e.label.as_ref()) {
+            self.has_exit = true;
+        }
+        visit::visit_expr_break(self, e);
+    }
+
+    fn visit_expr_return(&mut self, e: &'ast syn::ExprReturn) {
+        if self.closure_depth == 0 {
+            self.has_exit = true;
+        }
+        visit::visit_expr_return(self, e);
+    }
+
+    fn visit_expr_try(&mut self, e: &'ast syn::ExprTry) {
+        if self.closure_depth == 0 {
+            self.has_exit = true;
+        }
+        visit::visit_expr_try(self, e);
+    }
+
+    fn visit_pat_tuple_struct(&mut self, p: &'ast syn::PatTupleStruct) {
+        if p.path.segments.last().is_some_and(|s| s.ident == "Err") {
+            self.err_path = true;
+        }
+        visit::visit_pat_tuple_struct(self, p);
+    }
+
+    fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+        use syn::BinOp::{AddAssign, Eq, Ge, Gt, Le, Lt, Ne, SubAssign};
+        match b.op {
+            Lt(_) | Le(_) | Gt(_) | Ge(_) | Eq(_) | Ne(_) => {
+                let mut words = words_of(&*b.left);
+                words.extend(words_of(&*b.right));
+                let literal = int_lit(&b.right).or_else(|| int_lit(&b.left)).map(|n| match b.op {
+                    Le(_) | Ge(_) => n + 1,
+                    _ => n,
+                });
+                self.comparisons.push(Comparison { words, literal });
+            }
+            AddAssign(_) | SubAssign(_) => {
+                if let Expr::Path(_) | Expr::Field(_) = strip_parens(&b.left) {
+                    self.incremented.extend(ident_words_of(&*b.left));
+                }
+            }
+            _ => {}
+        }
+        visit::visit_expr_binary(self, b);
+    }
+
+    fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        let name = m.method.to_string();
+        match name.as_str() {
+            "is_err" | "is_ok" | "is_success" | "is_some" | "is_none" | "ok" | "err" => self.err_path = true,
+            "tick" => self.has_tick = true,
+            "elapsed" | "saturating_duration_since" | "duration_since" => self.time_check = true,
+            "next" | "next_back" => {
+                let w = words_of(&*m.receiver);
+                if w.iter().any(|w| STRATEGY_WORDS.contains(&w.as_str())) {
+                    self.bounding_call = true;
+                }
+            }
+            _ => {}
+        }
+        if self.apis.retry.bounding_methods.iter().any(|b| *b == name) {
+            self.bounding_call = true;
+            if matches!(name.as_str(), "is_expired" | "deadline_as_timeout" | "remaining") {
+                self.time_check = true;
+            }
+        }
+        if self.apis.cancellation.checks.iter().any(|c| *c == name) {
+            self.checks_cancel = true;
+        }
+        if name == "load" {
+            let w = ident_words_of(&*m.receiver);
+            if w.iter().any(|w| self.apis.cancellation.names.iter().any(|n| n == w)) {
+                self.checks_cancel = true;
+            }
+        }
+        visit::visit_expr_method_call(self, m);
+    }
+
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        let name = mac
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default();
+        if EXIT_MACROS.contains(&name.as_str()) && self.closure_depth == 0 {
+            self.has_exit = true;
+        }
+        if name == "ensure" {
+            self.has_exit = true;
+            let words = words_of(&mac.tokens);
+            self.comparisons.push(Comparison { words, literal: None });
+        }
+        if name.starts_with("select") {
+            self.checks_cancel |= words_of(&mac.tokens)
+                .iter()
+                .any(|w| self.apis.cancellation.names.iter().any(|n| n == w) || w == "cancelled");
+        }
+        if let Some(parts) = known_macro_exprs(mac) {
+            for (e, _) in &parts {
+                self.visit_expr(e);
+            }
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! `use` resolution: which full path does a name written in this file stand for?
+//!
+//! Enough of Rust's name resolution to tell `backoff::retry` from a crate-local `fn retry`:
+//! `use` trees (renames, groups, globs, nested modules' imports merged into one table) and
+//! `extern crate .. as ..`. What it deliberately does not do: follow re-exports across crates or
+//! resolve `crate::`/`super::` paths to items (the crate index does that).
+
+use std::collections::HashMap;
+
+/// The file's imports.
+#[derive(Debug, Default, Clone)]
+pub struct Imports {
+    names: HashMap<String, String>,
+    globs: Vec<String>,
+    /// Local items (`fn`, `struct`, ...) that shadow crate names of the same spelling.
+    locals: Vec<String>,
+}
+
+impl Imports {
+    /// Collect every `use` and `extern crate` in `file`, including those in inline modules.
+    #[must_use]
+    pub fn collect(file: &syn::File) -> Self {
+        let mut out = Self::default();
+        out.items(&file.items);
+        out
+    }
+
+    fn items(&mut self, items: &[syn::Item]) {
+        for item in items {
+            match item {
+                syn::Item::Use(u) => self.tree(&u.tree, String::new()),
+                syn::Item::ExternCrate(e) => {
+                    let name = e.ident.to_string();
+                    let local = e
+                        .rename
+                        .as_ref()
+                        .map_or(name.clone(), |(_, id)| id.to_string());
+                    self.names.insert(local, name);
+                }
+                syn::Item::Mod(m) => {
+                    if let Some((_, items)) = &m.content {
+                        self.items(items);
+                    }
+                }
+                syn::Item::Fn(f) => self.locals.push(f.sig.ident.to_string()),
+                syn::Item::Struct(s) => self.locals.push(s.ident.to_string()),
+                syn::Item::Enum(e) => self.locals.push(e.ident.to_string()),
+                _ => {}
+            }
+        }
+    }
+
+    fn tree(&mut self, tree: &syn::UseTree, prefix: String) {
+        let join = |p: &str, s: &str| {
+            if p.is_empty() {
+                s.to_string()
+            } else {
+                format!("{p}::{s}")
+            }
+        };
+        match tree {
+            syn::UseTree::Path(p) => self.tree(&p.tree, join(&prefix, &p.ident.to_string())),
+            syn::UseTree::Name(n) => {
+                let name = n.ident.to_string();
+                if name == "self" {
+                    if let Some(last) = prefix.rsplit("::").next() {
+                        self.names.insert(last.to_string(), prefix.clone());
+                    }
+                } else {
+                    self.names.insert(name.clone(), join(&prefix, &name));
+                }
+            }
+            syn::UseTree::Rename(r) => {
+                let name = r.ident.to_string();
+                let full = if name == "self" {
+                    prefix.clone()
+                } else {
+                    join(&prefix, &name)
+                };
+                self.names.insert(r.rename.to_string(), full);
+            }
+            syn::UseTree::Glob(_) => self.globs.push(prefix),
+            syn::UseTree::Group(g) => {
+                for t in &g.items {
+                    self.tree(t, prefix.clone());
+                }
+            }
+        }
+    }
+
+    /// Candidate full paths for `segments` as written. The first is the best guess; a glob import
+    /// adds one candidate per glob for a single-segment path.
+    #[must_use]
+    pub fn resolve(&self, segments: &[String]) -> Vec<String> {
+        let Some(first) = segments.first() else {
+            return Vec::new();
+        };
+        let first = first.trim_start_matches("r#");
+        let rest = &segments[1..];
+        let with_rest = |head: &str| {
+            let mut s = head.to_string();
+            for r in rest {
+                s.push_str("::");
+                s.push_str(r);
+            }
+            s
+        };
+        if let Some(full) = self.names.get(first) {
+            return vec![with_rest(full)];
+        }
+        let mut out = vec![with_rest(first)];
+        if segments.len() == 1 || (segments.len() == 2 && starts_upper(first)) {
+            for g in &self.globs {
+                out.push(format!("{g}::{}", with_rest(first)));
+            }
+        }
+        out
+    }
+
+    /// Is a crate (its first path segment) imported anywhere in the file?
+    #[must_use]
+    pub fn mentions_crate(&self, krate: &str) -> bool {
+        self.names
+            .values()
+            .chain(self.globs.iter())
+            .any(|p| p.split("::").next() == Some(krate))
+    }
+
+    /// Is `name` defined by an item in this file (so it is not an imported function)?
+    #[must_use]
+    pub fn is_local(&self, name: &str) -> bool {
+        self.locals.iter().any(|l| l == name) && !self.names.contains_key(name)
+    }
+}
+
+fn starts_upper(s: &str) -> bool {
+    s.starts_with(|c: char| c.is_ascii_uppercase())
+}
+
+/// The segments of a path as strings (generic arguments dropped).
+#[must_use]
+pub fn path_segments(path: &syn::Path) -> Vec<String> {
+    path.segments.iter().map(|s| s.ident.to_string()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve(src: &str, path: &str) -> Vec<String> {
+        let file = syn::parse_file(src).unwrap();
+        let segs: Vec<String> = path.split("::").map(str::to_string).collect();
+        Imports::collect(&file).resolve(&segs)
+    }
+
+    #[test]
+    fn renames_groups_and_globs() {
+        assert_eq!(
+            resolve("use tokio::time::{sleep as nap, Duration};", "nap"),
+            ["tokio::time::sleep"]
+        );
+        assert_eq!(resolve("use std::thread;", "thread::sleep"), ["std::thread::sleep"]);
+        assert_eq!(
+            resolve("use tokio_retry::Retry;", "Retry::spawn"),
+            ["tokio_retry::Retry::spawn"]
+        );
+        assert_eq!(
+            resolve("use tokio::time::*;", "sleep"),
+            ["sleep", "tokio::time::sleep"]
+        );
+        assert_eq!(resolve("use backoff::{self};", "backoff::retry"), ["backoff::retry"]);
+        assert_eq!(resolve("", "std::thread::sleep"), ["std::thread::sleep"]);
+    }
+}

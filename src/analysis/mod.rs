@@ -1,0 +1,253 @@
+//! The shared semantic layer: what a file's code does about retries, computed once per file.
+//!
+//! One walk over the syntax tree records functions (async or not, and whether they run on a
+//! blocking thread), retry sites (explicit loops, known combinators, recursive retries) with
+//! their attempt cap, deadline and cancellation, and every sleep with what bounds it. Rules ask
+//! these facts questions; they never walk the tree for retry logic themselves.
+//!
+//! Deliberately absent: type inference and cross-crate resolution. A loop counts as a retry site
+//! only with positive evidence (a sleep, or retry words in its names or log messages, plus a
+//! failure path that goes round again and an exit), so what cannot be decided gives no finding.
+//! Every word this module matches is listed in `rules/apis.toml`, which is what keeps the
+//! text prefilter exact.
+
+pub mod imports;
+pub mod macros;
+pub mod words;
+
+mod collect;
+
+use std::collections::BTreeSet;
+
+use crate::apis::Apis;
+use crate::source::{SourceFile, Span};
+pub use imports::Imports;
+
+/// Everything the rules may ask about one file.
+#[derive(Debug, Default)]
+pub struct Facts {
+    /// The file's `use` table.
+    pub imports: Imports,
+    /// Every function-like body, outermost first.
+    pub functions: Vec<Function>,
+    /// Every retry site.
+    pub sites: Vec<RetrySite>,
+    /// Every call of a known sleep.
+    pub sleeps: Vec<Sleep>,
+}
+
+/// What kind of body a [`Function`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FnKind {
+    /// `fn` item or method.
+    Item,
+    /// A closure.
+    Closure,
+    /// An `async { }` block.
+    AsyncBlock,
+}
+
+/// A function-like body.
+#[derive(Debug, Clone)]
+pub struct Function {
+    /// Name of the item (`<closure>` / `<async block>` otherwise).
+    pub name: String,
+    /// The whole item or expression.
+    pub span: Span,
+    /// What it is.
+    pub kind: FnKind,
+    /// Whether its body runs as a future.
+    pub is_async: bool,
+    /// A closure handed to `spawn_blocking`, `block_in_place` or `thread::spawn`.
+    pub blocking_thread: bool,
+    /// Enclosing body.
+    pub parent: Option<usize>,
+    /// Cancellation sources visible in it (parameters, locals, `self` fields).
+    pub cancel_sources: Vec<CancelSource>,
+    /// The body is one statement that is only a sleep (a deliberate sleep future adapter).
+    pub only_sleeps: bool,
+    /// Words of what each local was bound or assigned to (`let d = backoff.min(left)`).
+    pub bindings: std::collections::HashMap<String, BTreeSet<String>>,
+}
+
+/// A value that lets the caller give up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CancelSource {
+    /// How it is written (`token`, `self.shutdown`).
+    pub name: String,
+    /// Where it is declared.
+    pub span: Span,
+}
+
+/// What shape a retry site has.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SiteKind {
+    /// `loop { .. }`.
+    Loop,
+    /// `while cond { .. }` (including `while let`).
+    While,
+    /// `for x in range { .. }`.
+    For,
+    /// A known combinator, by its resolved path (`backon::Retryable::retry`).
+    Combinator(String),
+    /// A function that calls itself on failure.
+    Recursion,
+}
+
+/// The attempt cap of a site.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cap {
+    /// Nothing bounds the attempts.
+    None,
+    /// A literal number of attempts.
+    Literal(u64),
+    /// A bound exists but is not a literal (a counter compared with a variable, a strategy).
+    Symbolic,
+    /// Could not tell (a strategy built elsewhere).
+    Unknown,
+}
+
+/// How a site is bounded in time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deadline {
+    /// The site runs inside `tokio::time::timeout(..)` or a `select!` branch future.
+    Outer,
+    /// An `Instant` / elapsed / remaining check inside the site.
+    Manual,
+    /// Every call of the enclosing function in this file runs under a deadline wrapper.
+    Callers,
+}
+
+/// One retry site.
+#[derive(Debug, Clone)]
+pub struct RetrySite {
+    /// Its shape.
+    pub kind: SiteKind,
+    /// Where findings about the site point: the loop keyword or the combinator call.
+    pub anchor: Span,
+    /// The whole site.
+    pub span: Span,
+    /// Enclosing function.
+    pub function: Option<usize>,
+    /// Attempt cap.
+    pub cap: Cap,
+    /// Time bound, if any.
+    pub deadline: Option<Deadline>,
+    /// The site checks a cancellation signal between attempts (or races one in `select!`).
+    pub checks_cancel: bool,
+    /// Indices into [`Facts::sleeps`].
+    pub sleeps: Vec<usize>,
+    /// Words of every comparison inside the site (to tell whether a wait is capped).
+    pub comparison_words: Vec<BTreeSet<String>>,
+}
+
+/// One call of a known sleep.
+#[derive(Debug, Clone)]
+pub struct Sleep {
+    /// The whole call.
+    pub span: Span,
+    /// The resolved path (`tokio::time::sleep`).
+    pub path: String,
+    /// Blocks the thread (`std::thread::sleep`).
+    pub blocking: bool,
+    /// The duration argument's text.
+    pub duration: String,
+    /// Words of the duration argument.
+    pub duration_words: BTreeSet<String>,
+    /// Raced against something (`select!` branch future, `timeout_at`).
+    pub raced: bool,
+    /// Inside a deadline wrapper's future.
+    pub under_deadline: bool,
+    /// Innermost function.
+    pub function: Option<usize>,
+    /// Innermost retry site.
+    pub site: Option<usize>,
+}
+
+impl Facts {
+    /// The innermost function's async context: walks out through sync closures that do not run
+    /// on a blocking thread, since their bodies still run on the executor.
+    #[must_use]
+    pub fn runs_on_executor(&self, function: Option<usize>) -> bool {
+        let mut cur = function;
+        while let Some(i) = cur {
+            let f = &self.functions[i];
+            if f.blocking_thread {
+                return false;
+            }
+            if f.is_async {
+                return true;
+            }
+            if f.kind == FnKind::Item {
+                return false;
+            }
+            cur = f.parent;
+        }
+        false
+    }
+
+    /// Cancellation sources visible from `function` (its own and its enclosing bodies').
+    #[must_use]
+    pub fn cancel_sources(&self, function: Option<usize>) -> Vec<&CancelSource> {
+        let mut out = Vec::new();
+        let mut cur = function;
+        while let Some(i) = cur {
+            out.extend(self.functions[i].cancel_sources.iter());
+            cur = self.functions[i].parent;
+        }
+        out
+    }
+}
+
+impl Sleep {
+    /// The wait is bounded by the time left: its duration (or what the duration variable was
+    /// bound to) mentions a cap, or a comparison in the site involves the duration ("don't start
+    /// a wait you cannot finish": `if now + delay > deadline { return }`).
+    #[must_use]
+    pub fn capped(&self, facts: &Facts) -> bool {
+        const CAP_WORDS: &[&str] = &[
+            "remaining", "deadline", "left", "min", "clamp", "until", "budget", "expiry",
+        ];
+        const GENERIC: &[&str] = &[
+            "duration", "from", "secs", "millis", "std", "time", "core", "as", "u64", "mul",
+            "f64", "f32", "tokio", "sleep", "self", "await",
+        ];
+        let mut words = self.duration_words.clone();
+        if let Some(f) = self.function {
+            for w in self.duration_words.iter() {
+                if let Some(b) = facts.functions[f].bindings.get(w) {
+                    words.extend(b.iter().cloned());
+                }
+            }
+        }
+        if words.iter().any(|w| CAP_WORDS.contains(&w.as_str())) {
+            return true;
+        }
+        let own: BTreeSet<&String> = self
+            .duration_words
+            .iter()
+            .filter(|w| !GENERIC.contains(&w.as_str()))
+            .collect();
+        self.site.is_some_and(|s| {
+            facts.sites[s]
+                .comparison_words
+                .iter()
+                .any(|c| c.iter().any(|w| own.contains(w)))
+        })
+    }
+}
+
+/// Compute the facts of one parsed file.
+#[must_use]
+pub fn analyze(file: &syn::File, src: &SourceFile, apis: &Apis) -> Facts {
+    collect::run(file, src, apis)
+}
+
+/// Convert a proc-macro2 span into a byte range of `src`.
+#[must_use]
+pub fn span_of(src: &SourceFile, span: proc_macro2::Span) -> Span {
+    let (s, e) = (span.start(), span.end());
+    let start = src.offset_of(s.line, s.column);
+    let end = src.offset_of(e.line, e.column);
+    Span::new(start, end.max(start))
+}

@@ -1,0 +1,281 @@
+//! Command line: arguments, the worker pool, output and the exit code. The edge of the program,
+//! where IO is allowed.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use crate::apis::Apis;
+use crate::diagnostic::FileError;
+use crate::emit::{self, Report};
+use crate::lint::{self, Config, FileReport};
+use crate::parse::WORKER_STACK;
+use crate::rules::{self, Rule};
+use crate::source::SourceFile;
+use crate::walk;
+
+/// Finds retry and timeout misconfigurations in Rust code that calls remote services.
+#[derive(Debug, Parser)]
+#[command(name = "timeoutlint", version, args_conflicts_with_subcommands = true)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// Files or directories to lint (a directory named like a subcommand: `./rules`).
+    #[arg(default_value = ".")]
+    paths: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+    /// When to colour human output.
+    #[arg(long, value_enum, default_value_t = Color::Auto)]
+    color: Color,
+    /// Glob of paths to skip (repeatable), matched like a .gitignore line.
+    #[arg(long, value_name = "GLOB")]
+    exclude: Vec<String>,
+    /// Worker threads (default: one per core).
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+    /// Run only these rules (comma-separated or repeated).
+    #[arg(long, value_delimiter = ',', value_name = "RULE")]
+    select: Vec<String>,
+    /// Run these rules too, on top of the defaults (e.g. pedantic ones).
+    #[arg(long, value_delimiter = ',', value_name = "RULE")]
+    extend_select: Vec<String>,
+    /// Do not run these rules.
+    #[arg(long, value_delimiter = ',', value_name = "RULE")]
+    ignore: Vec<String>,
+    /// Skip files larger than this many bytes (reported as errors).
+    #[arg(long, value_name = "BYTES", default_value_t = crate::parse::DEFAULT_MAX_FILE_BYTES)]
+    max_file_size: u64,
+    /// Parse every file, even those that cannot hold a finding (slower; same findings).
+    #[arg(long, hide = true)]
+    no_prefilter: bool,
+    /// Exit 0 even when there are findings.
+    #[arg(long)]
+    exit_zero: bool,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Print the rule table.
+    Rules,
+    /// Print a rule's documentation.
+    Rule {
+        /// Rule name, e.g. `unbounded-retry`.
+        name: String,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum Format {
+    Human,
+    Concise,
+    Json,
+    Sarif,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum Color {
+    Auto,
+    Always,
+    Never,
+}
+
+/// Entry point of the binary.
+#[must_use]
+pub fn main() -> ExitCode {
+    let args = match Args::try_parse() {
+        Ok(a) => a,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    match run(&args) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(args: &Args) -> anyhow::Result<u8> {
+    let mut stdout = std::io::stdout().lock();
+    match &args.command {
+        Some(Command::Rules) => {
+            stdout.write_all(rules_table().as_bytes())?;
+            return Ok(0);
+        }
+        Some(Command::Rule { name }) => {
+            if let Some(r) = rules::by_name(name) {
+                stdout.write_all(r.doc.as_bytes())?;
+                return Ok(0);
+            }
+            anyhow::bail!("unknown rule `{name}`{}; `timeoutlint rules` lists them", did_you_mean(name));
+        }
+        None => {}
+    }
+    let selected = select_rules(args)?;
+    let mut config = Config::new(selected.clone(), Apis::builtin());
+    config.prefilter = !args.no_prefilter;
+    config.max_file_bytes = args.max_file_size;
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
+        .max(1);
+    let report = lint_paths(&args.paths, &args.exclude, &config, threads);
+    let text = match args.format {
+        Format::Human => {
+            let color = match args.color {
+                Color::Always => true,
+                Color::Never => false,
+                Color::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+            };
+            emit::human::render(&report, color)
+        }
+        Format::Concise => emit::concise::render(&report),
+        Format::Json => emit::json::render(&report),
+        Format::Sarif => emit::sarif::render(&report),
+    };
+    stdout.write_all(text.as_bytes())?;
+    stdout.flush()?;
+    Ok(if !report.errors.is_empty() {
+        2
+    } else if report.finding_count() > 0 && !args.exit_zero {
+        1
+    } else {
+        0
+    })
+}
+
+/// Lint `paths` with `threads` workers. Output order does not depend on the thread count.
+#[must_use]
+pub fn lint_paths(paths: &[PathBuf], excludes: &[String], config: &Config, threads: usize) -> Report {
+    let (files, mut errors) = walk::rust_files(paths, excludes);
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<(usize, Option<SourceFile>, FileReport)>> = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..threads.min(files.len().max(1)) {
+            let builder = std::thread::Builder::new()
+                .name("timeoutlint-worker".into())
+                .stack_size(WORKER_STACK);
+            let spawned = builder.spawn_scoped(scope, || loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(path) = files.get(i) else { break };
+                let shown = walk::display(path);
+                let (src, report) = match walk::read(path, config.max_file_bytes) {
+                    Ok(text) => {
+                        let src = SourceFile::new(shown, text);
+                        let report = lint::lint_source(&src, config);
+                        let keep = !report.diagnostics.is_empty();
+                        (keep.then_some(src), report)
+                    }
+                    Err(message) => (
+                        None,
+                        FileReport {
+                            error: Some(FileError { path: shown, line: None, column: None, message }),
+                            ..FileReport::default()
+                        },
+                    ),
+                };
+                results
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push((i, src, report));
+            });
+            if let Err(e) = spawned {
+                errors.push(FileError {
+                    path: String::new(),
+                    line: None,
+                    column: None,
+                    message: format!("cannot start a worker thread: {e}"),
+                });
+                break;
+            }
+        }
+    });
+    let mut results = results.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+    results.sort_by_key(|r| r.0);
+    let mut out = Vec::new();
+    for (_, src, report) in results {
+        if let Some(e) = report.error {
+            errors.push(e);
+        }
+        if let Some(src) = src {
+            out.push((src, report.diagnostics));
+        }
+    }
+    errors.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
+    Report {
+        files: out,
+        errors,
+        files_checked: files.len(),
+        rules: config.rules.clone(),
+    }
+}
+
+fn select_rules(args: &Args) -> anyhow::Result<Vec<&'static Rule>> {
+    for name in args.select.iter().chain(&args.extend_select).chain(&args.ignore) {
+        if rules::by_name(name).is_none() {
+            anyhow::bail!("unknown rule `{name}`{}", did_you_mean(name));
+        }
+    }
+    Ok(rules::ALL
+        .iter()
+        .copied()
+        .filter(|r| {
+            let on = if args.select.is_empty() {
+                r.default_enabled
+            } else {
+                args.select.iter().any(|s| s == r.name)
+            };
+            (on || args.extend_select.iter().any(|s| s == r.name)) && !args.ignore.iter().any(|s| s == r.name)
+        })
+        .collect())
+}
+
+fn did_you_mean(name: &str) -> String {
+    rules::ALL
+        .iter()
+        .map(|r| (strsim_distance(name, r.name), r.name))
+        .min()
+        .filter(|(d, _)| *d <= 4)
+        .map_or(String::new(), |(_, n)| format!(" (did you mean `{n}`?)"))
+}
+
+/// Levenshtein distance; rule names are short, so the quadratic table is fine.
+fn strsim_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            cur.push((prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// The rule table printed by `timeoutlint rules` (and shown in the README).
+#[must_use]
+pub fn rules_table() -> String {
+    let mut s = String::from("| rule | default | fix | what it finds |\n|---|---|---|---|\n");
+    for r in rules::ALL {
+        s.push_str(&format!(
+            "| `{}` | {} | {} | {} |\n",
+            r.name,
+            if r.default_enabled { "on" } else { "off (pedantic)" },
+            if r.fixable { "yes" } else { "no" },
+            r.summary
+        ));
+    }
+    s
+}

@@ -1,0 +1,49 @@
+//! Output formats, one file each. Every emitter takes the same [`Report`] and returns text; the
+//! caller decides where it goes.
+
+pub mod concise;
+pub mod human;
+pub mod json;
+pub mod sarif;
+
+use crate::diagnostic::{Diagnostic, FileError};
+use crate::rules::Rule;
+use crate::source::SourceFile;
+
+/// Everything a run found, sorted by path.
+pub struct Report {
+    /// Files with findings, with their findings (sorted).
+    pub files: Vec<(SourceFile, Vec<Diagnostic>)>,
+    /// Files that could not be analysed.
+    pub errors: Vec<FileError>,
+    /// How many files were looked at.
+    pub files_checked: usize,
+    /// The enabled rules, in registry order.
+    pub rules: Vec<&'static Rule>,
+}
+
+impl Report {
+    /// Total number of findings.
+    #[must_use]
+    pub fn finding_count(&self) -> usize {
+        self.files.iter().map(|(_, d)| d.len()).sum()
+    }
+
+    /// Every finding with its file.
+    pub fn findings(&self) -> impl Iterator<Item = (&SourceFile, &Diagnostic)> {
+        self.files
+            .iter()
+            .flat_map(|(f, ds)| ds.iter().map(move |d| (f, d)))
+    }
+}
+
+/// The version printed in every format.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// Where rule docs live online.
+pub const DOCS_URL: &str = "https://github.com/timeoutlint/timeoutlint/blob/main/rules";
+
+/// The doc URL of a rule.
+#[must_use]
+pub fn rule_url(rule: &Rule) -> String {
+    format!("{DOCS_URL}/{}.md", rule.name)
+}

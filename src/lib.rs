@@ -1,0 +1,28 @@
+//! timeoutlint: finds retry and timeout misconfigurations in Rust code that calls remote
+//! services.
+//!
+//! The pipeline runs in one direction:
+//! `walk` -> `parse` -> `analysis::Facts` -> `rules::*::check` -> `emit::*`.
+//!
+//! Invariants (each has a test):
+//! 1. Only the edge does IO: [`walk`], `cli` and `main`. Every other module takes `&str` and
+//!    returns data.
+//! 2. No input panics the linter: each file's work is isolated on a big-stack worker behind a
+//!    nesting-depth guard; a panic or parse failure becomes a [`diagnostic::FileError`], the run
+//!    continues and the exit code becomes 2.
+//! 3. Output is deterministic: sorted by path, line, column, rule, whatever the thread count.
+//! 4. The text prefilter never changes findings: it only skips files that contain none of the
+//!    words the analysis and rules can match (`rules/apis.toml` plus each rule's triggers).
+//! 5. The linter does not depend on the runtime crate; it names runtime APIs only as text.
+//! 6. Fixtures are parsed, never compiled. The runtime crate is compiled and tested for real.
+
+pub mod analysis;
+pub mod apis;
+pub mod cli;
+pub mod diagnostic;
+pub mod emit;
+pub mod lint;
+pub mod parse;
+pub mod rules;
+pub mod source;
+pub mod walk;

@@ -1,0 +1,77 @@
+//! The rule registry: one line per rule, in the order of the docs and SARIF `rules[]`.
+//!
+//! A rule is a `static RULE: Rule` in its own file with a `check` function over the shared
+//! [`Facts`]; it never prints, touches the file system, or calls another rule. Adding a rule is
+//! its file, its doc, its fixture, its snapshot and one line in `registry!` below.
+
+use crate::analysis::Facts;
+use crate::apis::Apis;
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::source::SourceFile;
+
+/// Everything a rule may look at for one file.
+pub struct Context<'a> {
+    /// The file's text and positions.
+    pub src: &'a SourceFile,
+    /// The parsed file.
+    pub ast: &'a syn::File,
+    /// The shared semantic facts (retry sites, sleeps, functions).
+    pub facts: &'a Facts,
+    /// Library knowledge from `rules/apis.toml` plus configuration.
+    pub apis: &'a Apis,
+}
+
+/// A rule's static description.
+pub struct Rule {
+    /// Kebab-case name: the SARIF `ruleId` and the key in configuration.
+    pub name: &'static str,
+    /// One sentence: SARIF `shortDescription`, the `rules` table.
+    pub summary: &'static str,
+    /// The user doc, `rules/<name>.md`.
+    pub doc: &'static str,
+    /// Runs without being selected.
+    pub default_enabled: bool,
+    /// Level before configuration.
+    pub default_severity: Severity,
+    /// Whether the rule may attach a fix.
+    pub fixable: bool,
+    /// Words one of which (ASCII case-insensitive) every file that can hold a finding contains;
+    /// the prefilter skips parsing files with none of any enabled rule's words.
+    pub triggers: &'static [&'static str],
+    /// The check.
+    pub check: fn(&Context) -> Vec<Diagnostic>,
+}
+
+impl Rule {
+    /// The rule's snake name, as used in cargo-JSON codes.
+    #[must_use]
+    pub fn snake_name(&self) -> String {
+        self.name.replace('-', "_")
+    }
+}
+
+impl std::fmt::Debug for Rule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+macro_rules! registry {
+    ($($module:ident),* $(,)?) => {
+        $(mod $module;)*
+        /// Every rule, in registry order.
+        pub static ALL: &[&Rule] = &[$(&$module::RULE),*];
+    };
+}
+
+registry! {
+    unbounded_retry,
+    uncancellable_backoff,
+    blocking_sleep_in_async,
+}
+
+/// Look a rule up by its kebab name.
+#[must_use]
+pub fn by_name(name: &str) -> Option<&'static Rule> {
+    ALL.iter().copied().find(|r| r.name == name)
+}

@@ -1,0 +1,49 @@
+//! `unbounded-retry`: a retry site that nothing stops but success.
+//!
+//! Asks the retry-site model for sites with no attempt cap, no deadline of any kind and no
+//! cancellation check. A combinator whose strategy is built elsewhere has an unknown cap and is
+//! left alone: no guess.
+
+use crate::analysis::{Cap, SiteKind};
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::rules::{Context, Rule};
+
+pub(crate) static RULE: Rule = Rule {
+    name: "unbounded-retry",
+    summary: "retry site with no attempt cap and no deadline",
+    doc: include_str!("../../rules/unbounded-retry.md"),
+    default_enabled: true,
+    default_severity: Severity::Warning,
+    fixable: false,
+    triggers: &[],
+    check,
+};
+
+fn check(cx: &Context) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for site in &cx.facts.sites {
+        // Any cap, time bound or stop signal ends the site without success.
+        if site.cap != Cap::None || site.deadline.is_some() || site.checks_cancel {
+            continue;
+        }
+        let (message, label) = match &site.kind {
+            SiteKind::Combinator(name) => (
+                format!("`{name}` retries with a strategy that has no attempt cap and no deadline"),
+                "this strategy never gives up",
+            ),
+            _ => (
+                "retry loop has no attempt cap and no deadline".to_string(),
+                "goes round again after every failure, forever",
+            ),
+        };
+        let mut d = Diagnostic::new(&RULE, site.anchor, message)
+            .label(label)
+            .note("a persistent failure (a down dependency, a revoked credential) keeps this task busy and its caller waiting forever")
+            .help("bound attempts and total time: `timeoutlint_retry::RetryPolicy::builder().max_attempts(5).total(Duration::from_secs(30)).build()?.run(..)`");
+        for &s in &site.sleeps {
+            d = d.related(cx.facts.sleeps[s].span, "waits here between attempts");
+        }
+        out.push(d);
+    }
+    out
+}

@@ -1,0 +1,76 @@
+//! `uncancellable-backoff`: a wait between attempts that the caller cannot cut short.
+//!
+//! Fires only where something could cut it short and does not: a cancellation source is in
+//! scope (or checked by the loop) but the sleep is not raced against it, or the site checks a
+//! deadline by hand but the sleep is not capped by the time left. With neither, dropping the
+//! future is the idiomatic cancellation and there is nothing to report.
+
+use crate::analysis::Deadline;
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::rules::{Context, Rule};
+
+pub(crate) static RULE: Rule = Rule {
+    name: "uncancellable-backoff",
+    summary: "backoff sleep that cannot be interrupted when the caller gives up",
+    doc: include_str!("../../rules/uncancellable-backoff.md"),
+    default_enabled: true,
+    default_severity: Severity::Warning,
+    fixable: false,
+    triggers: &[],
+    check,
+};
+
+fn check(cx: &Context) -> Vec<Diagnostic> {
+    let facts = cx.facts;
+    let mut out = Vec::new();
+    for sleep in &facts.sleeps {
+        let Some(site_idx) = sleep.site else {
+            // Not between attempts: a pacing or periodic sleep is not a backoff.
+            continue;
+        };
+        let site = &facts.sites[site_idx];
+        // A raced sleep, or one under an outer deadline, is cancelled with it.
+        if sleep.raced
+            || sleep.under_deadline
+            || matches!(site.deadline, Some(Deadline::Outer | Deadline::Callers))
+        {
+            continue;
+        }
+        // `blocking-sleep-in-async` owns a thread sleep on the executor.
+        if sleep.blocking && facts.runs_on_executor(sleep.function) {
+            continue;
+        }
+        let sources = facts.cancel_sources(sleep.function);
+        let mut d = if let Some(src) = sources.first() {
+            Diagnostic::new(
+                &RULE,
+                sleep.span,
+                format!("backoff sleep is not raced against `{}`", src.name),
+            )
+            .label("cancelling does not interrupt this wait")
+            .related(src.span, "cancellation source in scope")
+        } else if site.checks_cancel {
+            Diagnostic::new(
+                &RULE,
+                sleep.span,
+                "backoff sleep ignores the stop signal the retry loop checks",
+            )
+            .label("a stop request waits for this sleep to finish")
+        } else if site.deadline == Some(Deadline::Manual) && !sleep.capped(facts) {
+            Diagnostic::new(
+                &RULE,
+                sleep.span,
+                "backoff sleep is not capped by the time left before the deadline",
+            )
+            .label("can sleep past the deadline the loop checks")
+            .note("don't start a wait you cannot finish: cap it with `delay.min(deadline.saturating_duration_since(Instant::now()))`")
+        } else {
+            continue;
+        };
+        d = d
+            .related(site.anchor, "retry site")
+            .help("race the wait: `tokio::select! { _ = token.cancelled() => .., _ = sleep(d) => .. }`, or let `timeoutlint_retry::RetryPolicy::run_with_cancel` own the waits");
+        out.push(d);
+    }
+    out
+}

@@ -1,0 +1,136 @@
+//! Finding the files to lint, and reading them. One of the three places that do IO.
+//!
+//! `ignore`'s parallel walker respects `.gitignore` / `.ignore` (also outside git repositories),
+//! skips hidden entries and `target/` directories, and never follows symbolic links, so a link
+//! cannot lead out of the tree or into a loop. Paths given explicitly are linted even when an
+//! ignore file would skip them, like rustfmt and ruff do.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use ignore::overrides::OverrideBuilder;
+use ignore::{WalkBuilder, WalkState};
+
+use crate::diagnostic::FileError;
+
+/// The `.rs` files under `roots`, sorted, and the entries that could not be walked.
+pub fn rust_files(roots: &[PathBuf], excludes: &[String]) -> (Vec<PathBuf>, Vec<FileError>) {
+    let files = Mutex::new(Vec::new());
+    let errors = Mutex::new(Vec::new());
+    for root in roots {
+        let meta = std::fs::symlink_metadata(root);
+        match meta {
+            Err(e) => {
+                push(&errors, FileError {
+                    path: display(root),
+                    line: None,
+                    column: None,
+                    message: format!("cannot read: {e}"),
+                });
+                continue;
+            }
+            Ok(m) if m.is_file() => {
+                push(&files, root.clone());
+                continue;
+            }
+            Ok(_) => {}
+        }
+        let mut ov = OverrideBuilder::new(root);
+        for g in excludes {
+            if let Err(e) = ov.add(&format!("!{g}")) {
+                push(&errors, FileError {
+                    path: g.clone(),
+                    line: None,
+                    column: None,
+                    message: format!("invalid --exclude glob: {e}"),
+                });
+            }
+        }
+        let overrides = ov.build().unwrap_or_else(|_| ignore::overrides::Override::empty());
+        let walker = WalkBuilder::new(root)
+            .hidden(true)
+            .follow_links(false)
+            .require_git(false)
+            .overrides(overrides)
+            .filter_entry(|e| {
+                !(e.file_type().is_some_and(|t| t.is_dir()) && e.depth() > 0 && e.file_name() == "target")
+            })
+            .build_parallel();
+        walker.run(|| {
+            Box::new(|entry| {
+                match entry {
+                    Ok(e) => {
+                        let is_file = e.file_type().is_some_and(|t| t.is_file());
+                        if is_file && e.path().extension().is_some_and(|x| x == "rs") {
+                            push(&files, e.into_path());
+                        }
+                    }
+                    Err(err) => push(&errors, FileError {
+                        path: err_path(&err).unwrap_or_default(),
+                        line: None,
+                        column: None,
+                        message: format!("cannot walk: {err}"),
+                    }),
+                }
+                WalkState::Continue
+            })
+        });
+    }
+    let mut files = files.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+    files.sort();
+    files.dedup();
+    let mut errors = errors.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+    errors.sort_by(|a, b| a.path.cmp(&b.path));
+    (files, errors)
+}
+
+fn push<T>(m: &Mutex<Vec<T>>, v: T) {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(v);
+}
+
+fn err_path(err: &ignore::Error) -> Option<String> {
+    match err {
+        ignore::Error::WithPath { path, .. } => Some(display(path)),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => err_path(err),
+        ignore::Error::Loop { child, .. } => Some(display(child)),
+        _ => None,
+    }
+}
+
+/// How a path is printed: relative to the working directory when under it, `/`-separated.
+#[must_use]
+pub fn display(path: &Path) -> String {
+    let cwd = std::env::current_dir().ok();
+    let rel = cwd
+        .as_deref()
+        .and_then(|c| path.strip_prefix(c).ok())
+        .unwrap_or(path);
+    let s = rel.to_string_lossy().replace('\\', "/");
+    let s = s.trim_start_matches("./").to_string();
+    if s.is_empty() {
+        ".".into()
+    } else {
+        s
+    }
+}
+
+/// Read a file as UTF-8, refusing files over `max_bytes`.
+pub fn read(path: &Path, max_bytes: u64) -> Result<String, String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read: {e}"))?;
+    if meta.is_dir() {
+        return Err("is a directory".into());
+    }
+    if meta.len() > max_bytes {
+        return Err(format!(
+            "file is {} bytes, over the {max_bytes}-byte limit (--max-file-size); skipped",
+            meta.len()
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "not valid UTF-8 (first bad byte at offset {}); Rust source must be UTF-8",
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
