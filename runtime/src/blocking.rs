@@ -213,15 +213,14 @@ impl<'p, K> BlockingCall<'p, K> {
                 Ok(attempt) => attempt,
                 Err(kind) => return Err(engine.give_up(kind, last_error)),
             };
-            let result = {
-                let _attempt = tracing::debug_span!(
-                    "attempt",
-                    number,
-                    timeout_ms = crate::run::duration_ms(attempt.timeout)
-                )
-                .entered();
-                op(attempt.clone())
-            };
+            let attempt_span = tracing::debug_span!(
+                "attempt",
+                number,
+                timeout_ms = crate::run::duration_ms(attempt.timeout),
+                remaining_ms = crate::run::duration_ms(engine.deadline.remaining_at(started)),
+            );
+            let in_attempt = attempt_span.enter();
+            let result = op(attempt.clone());
             let outcome = match result {
                 Ok(value) => return Ok(value),
                 Err(error) => {
@@ -235,7 +234,10 @@ impl<'p, K> BlockingCall<'p, K> {
                 .replay
                 .as_ref()
                 .map_or(true, ReplayGuard::is_replayable);
-            match engine.after_failure(&attempt, outcome, false, replayable, std_now()) {
+            let step = engine.after_failure(&attempt, outcome, false, replayable, std_now());
+            // The wait belongs to the operation, not to the attempt that just ended.
+            drop(in_attempt);
+            match step {
                 Step::Retry(wait) => {
                     let interrupted = match &self.cancel {
                         Some(cancel) => cancel.wait_timeout(wait),

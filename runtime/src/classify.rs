@@ -87,6 +87,21 @@ impl Outcome {
     }
 }
 
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Outcome::NotApplied => f.write_str("not applied"),
+            Outcome::Retryable => f.write_str("transient failure"),
+            Outcome::Throttled {
+                retry_after: Some(hint),
+            } => write!(f, "throttled (retry after {hint:?})"),
+            Outcome::Throttled { retry_after: None } => f.write_str("throttled"),
+            Outcome::Ambiguous => f.write_str("outcome unknown"),
+            Outcome::Permanent => f.write_str("permanent failure"),
+        }
+    }
+}
+
 /// Errors that know their own [`Outcome`]; used by `RetryPolicy::run` when no classifier is
 /// given.
 pub trait Classify {

@@ -316,10 +316,14 @@ impl<'p, C, K, R> Call<'p, C, K, R> {
                     remaining_ms = duration_ms(engine.deadline.remaining_at(started)),
                 );
                 let work = tokio::time::timeout(attempt.timeout, op(attempt.clone()));
-                let result = race(cancel.as_mut(), work).instrument(attempt_span).await;
+                let result = race(cancel.as_mut(), work)
+                    .instrument(attempt_span.clone())
+                    .await;
                 let (end, outcome) = match result {
                     None => {
-                        engine.record(&attempt, started, Instant::now(), AttemptEnd::Canceled);
+                        attempt_span.in_scope(|| {
+                            engine.record(&attempt, started, Instant::now(), AttemptEnd::Canceled);
+                        });
                         return Err(engine.give_up(ErrorKind::Canceled, last_error));
                     }
                     Some(Ok(Ok(value))) => return Ok(value),
@@ -331,7 +335,7 @@ impl<'p, C, K, R> Call<'p, C, K, R> {
                     // The request may have been written before the timer fired.
                     Some(Err(_elapsed)) => (AttemptEnd::TimedOut, Outcome::Ambiguous),
                 };
-                engine.record(&attempt, started, Instant::now(), end);
+                attempt_span.in_scope(|| engine.record(&attempt, started, Instant::now(), end));
 
                 let mut proven_not_applied = false;
                 if outcome == Outcome::Ambiguous {
@@ -359,13 +363,16 @@ impl<'p, C, K, R> Call<'p, C, K, R> {
                 }
 
                 let replayable = replay.as_ref().map_or(true, ReplayGuard::is_replayable);
-                let wait = match engine.after_failure(
-                    &attempt,
-                    outcome,
-                    proven_not_applied,
-                    replayable,
-                    Instant::now(),
-                ) {
+                let step = attempt_span.in_scope(|| {
+                    engine.after_failure(
+                        &attempt,
+                        outcome,
+                        proven_not_applied,
+                        replayable,
+                        Instant::now(),
+                    )
+                });
+                let wait = match step {
                     Step::Retry(wait) => wait,
                     Step::GiveUp(kind) => return Err(engine.give_up(kind, last_error)),
                 };
@@ -405,6 +412,10 @@ pub(crate) fn duration_ms(d: Duration) -> u64 {
     d.as_millis().min(u128::from(u64::MAX)) as u64
 }
 
+fn whole_millis(d: Duration) -> Duration {
+    Duration::from_millis(duration_ms(d))
+}
+
 /// What to do after a failed attempt.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Step {
@@ -423,6 +434,10 @@ pub(crate) struct Engine<'p> {
     // Created on the first retry, so a first-attempt success pays no entropy.
     rng: Option<Rng>,
     previous_wait: Duration,
+    retry_granted: bool,
+    // Set when the deadline shortened a wait: the attempt after it is the last one, so an
+    // operation that fails fast cannot spin through its remaining attempts with no backoff.
+    last_chance: bool,
     history: Vec<AttemptRecord>,
     start: Instant,
 }
@@ -454,17 +469,25 @@ impl<'p> Engine<'p> {
             budget,
             rng: None,
             previous_wait: Duration::ZERO,
+            retry_granted: false,
+            last_chance: false,
             history: Vec::new(),
             start: now,
         }
     }
 
     /// The next attempt, or why none may start.
-    pub(crate) fn next_attempt(&self, number: u32, now: Instant) -> Result<Attempt, ErrorKind> {
+    pub(crate) fn next_attempt(&mut self, number: u32, now: Instant) -> Result<Attempt, ErrorKind> {
         let remaining = self.deadline.remaining_at(now);
-        if self.deadline.is_bounded()
-            && remaining < self.policy.min_attempt_time.max(Duration::from_nanos(1))
-        {
+        // A retry granted by `after_failure` was sized to leave the minimum attempt time; the
+        // wait's own scheduling lag must not turn that decision into a give-up, so a granted
+        // attempt only needs the deadline not to have passed.
+        let needed = if std::mem::take(&mut self.retry_granted) {
+            Duration::from_nanos(1)
+        } else {
+            self.policy.min_attempt_time.max(Duration::from_nanos(1))
+        };
+        if self.deadline.is_bounded() && remaining < needed {
             tracing::debug!(
                 number,
                 remaining_ms = duration_ms(remaining),
@@ -488,6 +511,8 @@ impl<'p> Engine<'p> {
         now: Instant,
         end: AttemptEnd,
     ) {
+        let elapsed = now.saturating_duration_since(started);
+        tracing::debug!(elapsed_ms = duration_ms(elapsed), ?end, "attempt ended");
         self.history.push(AttemptRecord {
             number: attempt.number,
             started_at: started.saturating_duration_since(self.start),
@@ -530,6 +555,12 @@ impl<'p> Engine<'p> {
         }
         let remaining = self.deadline.remaining_at(now);
         let min = self.policy.min_attempt_time;
+        if self.last_chance {
+            return give_up(
+                ErrorKind::DeadlineExceeded,
+                "the time left allowed one last attempt",
+            );
+        }
         if self.deadline.is_bounded() && remaining < min.max(Duration::from_nanos(1)) {
             return give_up(
                 ErrorKind::DeadlineExceeded,
@@ -575,7 +606,10 @@ impl<'p> Engine<'p> {
             }
             wait = wait.max(hint);
         }
-        let wait = wait.min(room);
+        // Whole milliseconds: tokio's timer has millisecond resolution, so the recorded wait is
+        // exactly the wait that happens.
+        self.last_chance = wait > room;
+        let wait = whole_millis(wait.min(room));
         if let Some(budget) = &self.budget {
             if !budget.try_withdraw() {
                 return give_up(ErrorKind::BudgetExhausted, "the retry budget is spent");
@@ -585,6 +619,7 @@ impl<'p> Engine<'p> {
             record.wait = Some(wait);
         }
         self.previous_wait = wait;
+        self.retry_granted = true;
         tracing::debug!(
             number = attempt.number,
             ?outcome,
