@@ -126,9 +126,13 @@ impl Apis {
         self.retry.calls.extend(other.retry.calls);
         self.retry.methods.extend(other.retry.methods);
         self.retry.evidence.extend(other.retry.evidence);
-        self.retry.bounding_methods.extend(other.retry.bounding_methods);
+        self.retry
+            .bounding_methods
+            .extend(other.retry.bounding_methods);
         self.cancellation.types.extend(other.cancellation.types);
-        self.cancellation.constructors.extend(other.cancellation.constructors);
+        self.cancellation
+            .constructors
+            .extend(other.cancellation.constructors);
         self.cancellation.checks.extend(other.cancellation.checks);
         self.cancellation.names.extend(other.cancellation.names);
     }
@@ -183,7 +187,12 @@ impl Apis {
         words.extend(self.sleeps.r#async.iter().map(key));
         words.extend(self.sleeps.blocking.iter().map(key));
         words.extend(self.retry.calls.iter().map(|c| key(&c.path)));
-        words.extend(self.retry.methods.iter().map(|m| m.name.to_ascii_lowercase()));
+        words.extend(
+            self.retry
+                .methods
+                .iter()
+                .map(|m| m.name.to_ascii_lowercase()),
+        );
         words.extend(self.retry.evidence.iter().map(|w| w.to_ascii_lowercase()));
         words.sort();
         words.dedup();

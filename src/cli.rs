@@ -1,6 +1,7 @@
 //! Command line: arguments, the worker pool, output and the exit code. The edge of the program,
 //! where IO is allowed.
 
+use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -117,7 +118,10 @@ fn run(args: &Args) -> anyhow::Result<u8> {
                 stdout.write_all(r.doc.as_bytes())?;
                 return Ok(0);
             }
-            anyhow::bail!("unknown rule `{name}`{}; `timeoutlint rules` lists them", did_you_mean(name));
+            anyhow::bail!(
+                "unknown rule `{name}`{}; `timeoutlint rules` lists them",
+                did_you_mean(name)
+            );
         }
         None => {}
     }
@@ -135,7 +139,9 @@ fn run(args: &Args) -> anyhow::Result<u8> {
             let color = match args.color {
                 Color::Always => true,
                 Color::Never => false,
-                Color::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+                Color::Auto => {
+                    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+                }
             };
             emit::human::render(&report, color)
         }
@@ -145,18 +151,20 @@ fn run(args: &Args) -> anyhow::Result<u8> {
     };
     stdout.write_all(text.as_bytes())?;
     stdout.flush()?;
-    Ok(if !report.errors.is_empty() {
-        2
-    } else if report.finding_count() > 0 && !args.exit_zero {
-        1
-    } else {
-        0
-    })
+    if !report.errors.is_empty() {
+        return Ok(2);
+    }
+    Ok(u8::from(report.finding_count() > 0 && !args.exit_zero))
 }
 
 /// Lint `paths` with `threads` workers. Output order does not depend on the thread count.
 #[must_use]
-pub fn lint_paths(paths: &[PathBuf], excludes: &[String], config: &Config, threads: usize) -> Report {
+pub fn lint_paths(
+    paths: &[PathBuf],
+    excludes: &[String],
+    config: &Config,
+    threads: usize,
+) -> Report {
     let (files, mut errors) = walk::rust_files(paths, excludes);
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<(usize, Option<SourceFile>, FileReport)>> = Mutex::new(Vec::new());
@@ -179,7 +187,12 @@ pub fn lint_paths(paths: &[PathBuf], excludes: &[String], config: &Config, threa
                     Err(message) => (
                         None,
                         FileReport {
-                            error: Some(FileError { path: shown, line: None, column: None, message }),
+                            error: Some(FileError {
+                                path: shown,
+                                line: None,
+                                column: None,
+                                message,
+                            }),
                             ..FileReport::default()
                         },
                     ),
@@ -200,7 +213,9 @@ pub fn lint_paths(paths: &[PathBuf], excludes: &[String], config: &Config, threa
             }
         }
     });
-    let mut results = results.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut results = results
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     results.sort_by_key(|r| r.0);
     let mut out = Vec::new();
     for (_, src, report) in results {
@@ -221,7 +236,12 @@ pub fn lint_paths(paths: &[PathBuf], excludes: &[String], config: &Config, threa
 }
 
 fn select_rules(args: &Args) -> anyhow::Result<Vec<&'static Rule>> {
-    for name in args.select.iter().chain(&args.extend_select).chain(&args.ignore) {
+    for name in args
+        .select
+        .iter()
+        .chain(&args.extend_select)
+        .chain(&args.ignore)
+    {
         if rules::by_name(name).is_none() {
             anyhow::bail!("unknown rule `{name}`{}", did_you_mean(name));
         }
@@ -235,7 +255,8 @@ fn select_rules(args: &Args) -> anyhow::Result<Vec<&'static Rule>> {
             } else {
                 args.select.iter().any(|s| s == r.name)
             };
-            (on || args.extend_select.iter().any(|s| s == r.name)) && !args.ignore.iter().any(|s| s == r.name)
+            (on || args.extend_select.iter().any(|s| s == r.name))
+                && !args.ignore.iter().any(|s| s == r.name)
         })
         .collect())
 }
@@ -269,13 +290,18 @@ fn strsim_distance(a: &str, b: &str) -> usize {
 pub fn rules_table() -> String {
     let mut s = String::from("| rule | default | fix | what it finds |\n|---|---|---|---|\n");
     for r in rules::ALL {
-        s.push_str(&format!(
-            "| `{}` | {} | {} | {} |\n",
+        let _ = writeln!(
+            s,
+            "| `{}` | {} | {} | {} |",
             r.name,
-            if r.default_enabled { "on" } else { "off (pedantic)" },
+            if r.default_enabled {
+                "on"
+            } else {
+                "off (pedantic)"
+            },
             if r.fixable { "yes" } else { "no" },
             r.summary
-        ));
+        );
     }
     s
 }

@@ -119,7 +119,8 @@ fn lint_parsed(src: &SourceFile, config: &Config) -> FileReport {
         facts: &facts,
         apis: &config.apis,
     };
-    let mut diagnostics: Vec<Diagnostic> = config.rules.iter().flat_map(|r| (r.check)(&cx)).collect();
+    let mut diagnostics: Vec<Diagnostic> =
+        config.rules.iter().flat_map(|r| (r.check)(&cx)).collect();
     sort(&mut diagnostics);
     FileReport {
         diagnostics,
@@ -131,6 +132,10 @@ fn lint_parsed(src: &SourceFile, config: &Config) -> FileReport {
 /// Sort findings by place, then rule: the order every format prints.
 pub fn sort(diags: &mut [Diagnostic]) {
     diags.sort_by(|a, b| {
-        (a.primary.start, a.primary.end, a.rule.name).cmp(&(b.primary.start, b.primary.end, b.rule.name))
+        (a.primary.start, a.primary.end, a.rule.name).cmp(&(
+            b.primary.start,
+            b.primary.end,
+            b.rule.name,
+        ))
     });
 }

@@ -160,7 +160,13 @@ fn skip_raw_string(b: &[u8], i: usize) -> usize {
     }
     j += 1;
     while j < b.len() {
-        if b[j] == b'"' && b[j + 1..].iter().take(hashes).filter(|&&c| c == b'#').count() == hashes
+        if b[j] == b'"'
+            && b[j + 1..]
+                .iter()
+                .take(hashes)
+                .filter(|&&c| c == b'#')
+                .count()
+                == hashes
         {
             return j + 1 + hashes;
         }

@@ -99,7 +99,11 @@ impl SourceFile {
     /// Byte range of 0-based line `idx`, without its line terminator.
     #[must_use]
     pub fn line_span(&self, idx: usize) -> Span {
-        let start = self.line_starts.get(idx).copied().unwrap_or(self.text.len());
+        let start = self
+            .line_starts
+            .get(idx)
+            .copied()
+            .unwrap_or(self.text.len());
         let mut end = self
             .line_starts
             .get(idx + 1)

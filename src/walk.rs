@@ -21,12 +21,15 @@ pub fn rust_files(roots: &[PathBuf], excludes: &[String]) -> (Vec<PathBuf>, Vec<
         let meta = std::fs::symlink_metadata(root);
         match meta {
             Err(e) => {
-                push(&errors, FileError {
-                    path: display(root),
-                    line: None,
-                    column: None,
-                    message: format!("cannot read: {e}"),
-                });
+                push(
+                    &errors,
+                    FileError {
+                        path: display(root),
+                        line: None,
+                        column: None,
+                        message: format!("cannot read: {e}"),
+                    },
+                );
                 continue;
             }
             Ok(m) if m.is_file() => {
@@ -38,22 +41,29 @@ pub fn rust_files(roots: &[PathBuf], excludes: &[String]) -> (Vec<PathBuf>, Vec<
         let mut ov = OverrideBuilder::new(root);
         for g in excludes {
             if let Err(e) = ov.add(&format!("!{g}")) {
-                push(&errors, FileError {
-                    path: g.clone(),
-                    line: None,
-                    column: None,
-                    message: format!("invalid --exclude glob: {e}"),
-                });
+                push(
+                    &errors,
+                    FileError {
+                        path: g.clone(),
+                        line: None,
+                        column: None,
+                        message: format!("invalid --exclude glob: {e}"),
+                    },
+                );
             }
         }
-        let overrides = ov.build().unwrap_or_else(|_| ignore::overrides::Override::empty());
+        let overrides = ov
+            .build()
+            .unwrap_or_else(|_| ignore::overrides::Override::empty());
         let walker = WalkBuilder::new(root)
             .hidden(true)
             .follow_links(false)
             .require_git(false)
             .overrides(overrides)
             .filter_entry(|e| {
-                !(e.file_type().is_some_and(|t| t.is_dir()) && e.depth() > 0 && e.file_name() == "target")
+                !(e.file_type().is_some_and(|t| t.is_dir())
+                    && e.depth() > 0
+                    && e.file_name() == "target")
             })
             .build_parallel();
         walker.run(|| {
@@ -65,33 +75,44 @@ pub fn rust_files(roots: &[PathBuf], excludes: &[String]) -> (Vec<PathBuf>, Vec<
                             push(&files, e.into_path());
                         }
                     }
-                    Err(err) => push(&errors, FileError {
-                        path: err_path(&err).unwrap_or_default(),
-                        line: None,
-                        column: None,
-                        message: format!("cannot walk: {err}"),
-                    }),
+                    Err(err) => push(
+                        &errors,
+                        FileError {
+                            path: err_path(&err).unwrap_or_default(),
+                            line: None,
+                            column: None,
+                            message: format!("cannot walk: {err}"),
+                        },
+                    ),
                 }
                 WalkState::Continue
             })
         });
     }
-    let mut files = files.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut files = files
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     files.sort();
     files.dedup();
-    let mut errors = errors.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut errors = errors
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     errors.sort_by(|a, b| a.path.cmp(&b.path));
     (files, errors)
 }
 
 fn push<T>(m: &Mutex<Vec<T>>, v: T) {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(v);
+    m.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(v);
 }
 
 fn err_path(err: &ignore::Error) -> Option<String> {
     match err {
         ignore::Error::WithPath { path, .. } => Some(display(path)),
-        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => err_path(err),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            err_path(err)
+        }
         ignore::Error::Loop { child, .. } => Some(display(child)),
         _ => None,
     }

@@ -23,19 +23,68 @@ use crate::source::{SourceFile, Span};
 
 /// Words that make a comparison a bound on attempts or time rather than a status test.
 const BOUND_WORDS: &[&str] = &[
-    "attempt", "attempts", "retry", "retries", "tries", "try", "count", "counter", "max",
-    "limit", "n", "i", "num", "times", "remaining", "left", "budget", "deadline", "elapsed",
-    "now", "instant", "timeout", "expired", "expiry", "expires", "start", "started", "since",
-    "iteration", "iterations", "round", "rounds", "backoff", "delay", "total", "until", "end",
+    "attempt",
+    "attempts",
+    "retry",
+    "retries",
+    "tries",
+    "try",
+    "count",
+    "counter",
+    "max",
+    "limit",
+    "n",
+    "i",
+    "num",
+    "times",
+    "remaining",
+    "left",
+    "budget",
+    "deadline",
+    "elapsed",
+    "now",
+    "instant",
+    "timeout",
+    "expired",
+    "expiry",
+    "expires",
+    "start",
+    "started",
+    "since",
+    "iteration",
+    "iterations",
+    "round",
+    "rounds",
+    "backoff",
+    "delay",
+    "total",
+    "until",
+    "end",
 ];
 /// Words of a comparison that make it a time bound (a hand-made deadline).
 const TIME_WORDS: &[&str] = &[
-    "deadline", "elapsed", "now", "instant", "remaining", "expired", "expiry", "expires", "until",
+    "deadline",
+    "elapsed",
+    "now",
+    "instant",
+    "remaining",
+    "expired",
+    "expiry",
+    "expires",
+    "until",
 ];
 /// Receivers whose `.next()` is a backoff strategy that ends by returning `None`.
 const STRATEGY_WORDS: &[&str] = &[
-    "backoff", "delay", "delays", "strategy", "schedule", "retry", "retries", "policy",
-    "intervals", "durations",
+    "backoff",
+    "delay",
+    "delays",
+    "strategy",
+    "schedule",
+    "retry",
+    "retries",
+    "policy",
+    "intervals",
+    "durations",
 ];
 /// Callees that run their closure on a thread where blocking is fine.
 const BLOCKING_SPAWNERS: &[&str] = &["spawn_blocking", "block_in_place"];
@@ -59,6 +108,7 @@ pub(super) fn run(file: &syn::File, src: &SourceFile, apis: &Apis) -> Facts {
         blocking_closures: HashSet::new(),
         calls: HashMap::new(),
         single_stmt: HashMap::new(),
+        awaited: HashSet::new(),
     };
     c.visit_file(file);
     let mut facts = c.facts;
@@ -102,6 +152,8 @@ struct Collector<'a> {
     calls: HashMap<String, (usize, usize)>,
     /// Function index -> span of its only statement, when it has exactly one.
     single_stmt: HashMap<usize, Span>,
+    /// Start offsets of expressions that are directly `.await`ed.
+    awaited: HashSet<usize>,
 }
 
 impl Collector<'_> {
@@ -114,7 +166,8 @@ impl Collector<'_> {
     }
 
     fn push_fn(&mut self, name: String, span: Span, kind: FnKind, is_async: bool) -> usize {
-        let blocking_thread = kind == FnKind::Closure && self.blocking_closures.contains(&span.start);
+        let blocking_thread =
+            kind == FnKind::Closure && self.blocking_closures.contains(&span.start);
         self.facts.functions.push(Function {
             name,
             span,
@@ -168,7 +221,13 @@ impl Collector<'_> {
         is_cancel_type(self.apis, ty)
     }
 
-    fn fn_like(&mut self, name: String, node_span: proc_macro2::Span, sig: &syn::Signature, block: &syn::Block) {
+    fn fn_like(
+        &mut self,
+        name: String,
+        node_span: proc_macro2::Span,
+        sig: &syn::Signature,
+        block: &syn::Block,
+    ) {
         let span = self.span(node_span);
         let idx = self.push_fn(name, span, FnKind::Item, sig.asyncness.is_some());
         self.params(idx, sig);
@@ -192,13 +251,17 @@ impl Collector<'_> {
         );
         let function = self.fn_stack.last().copied();
         let site = self.site_stack.last().copied();
+        // An async sleep that is not awaited on the spot is composed with something else
+        // (stored and pinned for `select!`, passed to a race helper, returned as a policy's
+        // wait future): whoever awaits it decides, so it does not count as a bare wait.
+        let composed = !blocking && !self.awaited.contains(&span.start);
         self.facts.sleeps.push(Sleep {
             span,
             path,
             blocking,
             duration,
             duration_words,
-            raced: self.raced > 0,
+            raced: self.raced > 0 || composed,
             under_deadline: self.deadline > 0,
             function,
             site,
@@ -233,6 +296,9 @@ impl Collector<'_> {
     ) -> Option<usize> {
         let mut scan = LoopScan::new(self.apis, label.map(|l| l.name.ident.to_string()));
         if let Some(h) = header {
+            if kind == SiteKind::While {
+                scan.condition(h);
+            }
             scan.visit_expr(h);
         }
         scan.visit_block(body);
@@ -249,26 +315,38 @@ impl Collector<'_> {
             return None;
         }
         let mut cap = match (&kind, header) {
-            (SiteKind::For, Some(iter)) => match range_cap(iter) {
-                Some(c) => c,
-                None => {
+            (SiteKind::For, Some(iter)) => {
+                if let Some(c) = range_cap(iter) {
+                    c
+                } else {
                     // Iterating over work items (pages, URLs, rows) is not a retry; a schedule of
                     // delays or a strategy is.
-                    header_words.retain(|w| STRATEGY_WORDS.contains(&w.as_str()) || self.apis.is_evidence(w));
+                    header_words.retain(|w| {
+                        STRATEGY_WORDS.contains(&w.as_str()) || self.apis.is_evidence(w)
+                    });
                     if header_words.is_empty() {
                         return None;
                     }
                     Cap::Symbolic
                 }
-            },
+            }
             (SiteKind::While, Some(Expr::Let(l))) => {
                 let w = words_of(&*l.expr);
-                if !w.iter().any(|w| STRATEGY_WORDS.contains(&w.as_str()) || self.apis.is_evidence(w)) {
+                if !w
+                    .iter()
+                    .any(|w| STRATEGY_WORDS.contains(&w.as_str()) || self.apis.is_evidence(w))
+                {
                     return None;
                 }
                 Cap::Symbolic
             }
-            (SiteKind::While, Some(Expr::Lit(syn::ExprLit { lit: syn::Lit::Bool(b), .. }))) if b.value => Cap::None,
+            (
+                SiteKind::While,
+                Some(Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Bool(b),
+                    ..
+                })),
+            ) if b.value => Cap::None,
             (SiteKind::While, Some(cond)) => literal_cap(cond).unwrap_or(Cap::Symbolic),
             _ => Cap::None,
         };
@@ -316,8 +394,14 @@ impl Collector<'_> {
         Some(self.add_site(site))
     }
 
-    fn combinator_site(&mut self, name: String, anchor: Span, whole: Span, strategy: Option<&Expr>) -> usize {
-        let cap = strategy.map_or(Cap::Unknown, |s| self.strategy_cap(s));
+    fn combinator_site(
+        &mut self,
+        name: String,
+        anchor: Span,
+        whole: Span,
+        strategy: Option<&Expr>,
+    ) -> usize {
+        let cap = strategy.map_or(Cap::Unknown, Self::strategy_cap);
         let deadline = (self.deadline > 0 || self.raced > 0).then_some(Deadline::Outer);
         self.add_site(RetrySite {
             kind: SiteKind::Combinator(name),
@@ -334,7 +418,7 @@ impl Collector<'_> {
 
     /// What a backoff strategy expression says about attempts. Only what is written in the
     /// expression itself counts; a strategy from a variable or a parameter is `Unknown`.
-    fn strategy_cap(&self, e: &Expr) -> Cap {
+    fn strategy_cap(e: &Expr) -> Cap {
         let text = e.to_token_stream().to_string().replace(' ', "");
         let has = |s: &str| text.contains(s);
         if has(".take(") {
@@ -348,9 +432,17 @@ impl Collector<'_> {
             };
         }
         if has("max_elapsed_time:None") || has("with_max_elapsed_time(None)") {
-            return if has("max_retries") { Cap::Symbolic } else { Cap::None };
+            return if has("max_retries") {
+                Cap::Symbolic
+            } else {
+                Cap::None
+            };
         }
-        if has("with_max_times(") || has("max_retries") || has("build_with_max_retries") || has("with_max_elapsed_time(Some") {
+        if has("with_max_times(")
+            || has("max_retries")
+            || has("build_with_max_retries")
+            || has("with_max_elapsed_time(Some")
+        {
             return Cap::Symbolic;
         }
         // backon's builders default to 3 attempts; `backoff`'s ExponentialBackoff to 15 minutes.
@@ -361,7 +453,10 @@ impl Collector<'_> {
             return Cap::Symbolic;
         }
         // tokio-retry strategies are infinite iterators unless `.take(n)` bounds them.
-        if has("ExponentialBackoff::from_millis") || has("FixedInterval::") || has("FibonacciBackoff::") {
+        if has("ExponentialBackoff::from_millis")
+            || has("FixedInterval::")
+            || has("FibonacciBackoff::")
+        {
             return Cap::None;
         }
         Cap::Unknown
@@ -422,7 +517,12 @@ impl<'ast> Visit<'ast> for Collector<'_> {
 
     fn visit_expr_closure(&mut self, c: &'ast syn::ExprClosure) {
         let span = self.span(c.span());
-        let idx = self.push_fn("<closure>".into(), span, FnKind::Closure, c.asyncness.is_some());
+        let idx = self.push_fn(
+            "<closure>".into(),
+            span,
+            FnKind::Closure,
+            c.asyncness.is_some(),
+        );
         if let Expr::Block(b) = &*c.body {
             self.note_single_stmt(idx, &b.block);
         }
@@ -436,6 +536,12 @@ impl<'ast> Visit<'ast> for Collector<'_> {
         self.note_single_stmt(idx, &a.block);
         visit::visit_expr_async(self, a);
         self.fn_stack.pop();
+    }
+
+    fn visit_expr_await(&mut self, a: &'ast syn::ExprAwait) {
+        let s = self.span(a.base.span());
+        self.awaited.insert(s.start);
+        visit::visit_expr_await(self, a);
     }
 
     fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
@@ -467,7 +573,9 @@ impl<'ast> Visit<'ast> for Collector<'_> {
         }
         if let Some(f) = self.fn_stack.last().copied() {
             let typed = match &l.pat {
-                Pat::Type(pt) => self.is_cancel_type(&pt.ty.to_token_stream().to_string().replace(' ', "")),
+                Pat::Type(pt) => {
+                    self.is_cancel_type(&pt.ty.to_token_stream().to_string().replace(' ', ""))
+                }
                 _ => false,
             };
             let made = l.init.as_ref().is_some_and(|init| {
@@ -493,7 +601,14 @@ impl<'ast> Visit<'ast> for Collector<'_> {
     }
 
     fn visit_expr_loop(&mut self, e: &'ast syn::ExprLoop) {
-        let site = self.loop_site(SiteKind::Loop, e.loop_token.span, e.span(), e.label.as_ref(), None, &e.body);
+        let site = self.loop_site(
+            SiteKind::Loop,
+            e.loop_token.span,
+            e.span(),
+            e.label.as_ref(),
+            None,
+            &e.body,
+        );
         site.inspect(|s| self.site_stack.push(*s));
         visit::visit_expr_loop(self, e);
         if site.is_some() {
@@ -502,7 +617,14 @@ impl<'ast> Visit<'ast> for Collector<'_> {
     }
 
     fn visit_expr_while(&mut self, e: &'ast syn::ExprWhile) {
-        let site = self.loop_site(SiteKind::While, e.while_token.span, e.span(), e.label.as_ref(), Some(&e.cond), &e.body);
+        let site = self.loop_site(
+            SiteKind::While,
+            e.while_token.span,
+            e.span(),
+            e.label.as_ref(),
+            Some(&e.cond),
+            &e.body,
+        );
         site.inspect(|s| self.site_stack.push(*s));
         visit::visit_expr_while(self, e);
         if site.is_some() {
@@ -511,7 +633,14 @@ impl<'ast> Visit<'ast> for Collector<'_> {
     }
 
     fn visit_expr_for_loop(&mut self, e: &'ast syn::ExprForLoop) {
-        let site = self.loop_site(SiteKind::For, e.for_token.span, e.span(), e.label.as_ref(), Some(&e.expr), &e.body);
+        let site = self.loop_site(
+            SiteKind::For,
+            e.for_token.span,
+            e.span(),
+            e.label.as_ref(),
+            Some(&e.expr),
+            &e.body,
+        );
         site.inspect(|s| self.site_stack.push(*s));
         visit::visit_expr_for_loop(self, e);
         if site.is_some() {
@@ -551,7 +680,11 @@ impl<'ast> Visit<'ast> for Collector<'_> {
                 }
                 return;
             }
-            if let Some(rc) = candidates.iter().find_map(|c| self.apis.retry_call(c)).cloned() {
+            if let Some(rc) = candidates
+                .iter()
+                .find_map(|c| self.apis.retry_call(c))
+                .cloned()
+            {
                 let strategy = rc.strategy.and_then(|i| call.args.iter().nth(i));
                 let anchor = self.span(call.func.span());
                 let whole = self.span(call.span());
@@ -598,7 +731,12 @@ impl<'ast> Visit<'ast> for Collector<'_> {
         if let Some(rm) = combinator {
             let anchor = self.span(m.method.span());
             let whole = self.span(m.span());
-            let s = self.combinator_site(format!("{}::{}", rm.krate, rm.name), anchor, whole, m.args.first());
+            let s = self.combinator_site(
+                format!("{}::{}", rm.krate, rm.name),
+                anchor,
+                whole,
+                m.args.first(),
+            );
             self.site_stack.push(s);
             visit::visit_expr_method_call(self, m);
             self.site_stack.pop();
@@ -615,7 +753,11 @@ impl<'ast> Visit<'ast> for Collector<'_> {
 }
 
 /// Per-struct fields whose type is a cancellation source.
-fn struct_cancel_fields(file: &syn::File, apis: &Apis, src: &SourceFile) -> HashMap<String, Vec<CancelSource>> {
+fn struct_cancel_fields(
+    file: &syn::File,
+    apis: &Apis,
+    src: &SourceFile,
+) -> HashMap<String, Vec<CancelSource>> {
     struct V<'a> {
         apis: &'a Apis,
         src: &'a SourceFile,
@@ -627,16 +769,23 @@ fn struct_cancel_fields(file: &syn::File, apis: &Apis, src: &SourceFile) -> Hash
                 let ty = f.ty.to_token_stream().to_string().replace(' ', "");
                 if let Some(id) = &f.ident {
                     if is_cancel_type(self.apis, &ty) {
-                        self.out.entry(s.ident.to_string()).or_default().push(CancelSource {
-                            name: format!("self.{id}"),
-                            span: span_of(self.src, f.span()),
-                        });
+                        self.out
+                            .entry(s.ident.to_string())
+                            .or_default()
+                            .push(CancelSource {
+                                name: format!("self.{id}"),
+                                span: span_of(self.src, f.span()),
+                            });
                     }
                 }
             }
         }
     }
-    let mut v = V { apis, src, out: HashMap::new() };
+    let mut v = V {
+        apis,
+        src,
+        out: HashMap::new(),
+    };
     v.visit_file(file);
     v.out
 }
@@ -712,6 +861,8 @@ struct Comparison {
 }
 
 /// What a loop body does: how it goes round, how it leaves, what bounds it.
+// Independent facts gathered in one walk; an enum or bitflags would only rename them.
+#[allow(clippy::struct_excessive_bools)]
 struct LoopScan<'a> {
     apis: &'a Apis,
     label: Option<String>,
@@ -761,7 +912,9 @@ impl<'a> LoopScan<'a> {
 
     fn condition(&mut self, cond: &Expr) {
         let w = ident_words_of(cond);
-        if w.iter().any(|w| self.apis.cancellation.names.iter().any(|n| n == w)) {
+        if w.iter()
+            .any(|w| self.apis.cancellation.names.iter().any(|n| n == w))
+        {
             self.checks_cancel = true;
         }
     }
@@ -854,10 +1007,12 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
             Lt(_) | Le(_) | Gt(_) | Ge(_) | Eq(_) | Ne(_) => {
                 let mut words = words_of(&*b.left);
                 words.extend(words_of(&*b.right));
-                let literal = int_lit(&b.right).or_else(|| int_lit(&b.left)).map(|n| match b.op {
-                    Le(_) | Ge(_) => n + 1,
-                    _ => n,
-                });
+                let literal = int_lit(&b.right)
+                    .or_else(|| int_lit(&b.left))
+                    .map(|n| match b.op {
+                        Le(_) | Ge(_) => n + 1,
+                        _ => n,
+                    });
                 self.comparisons.push(Comparison { words, literal });
             }
             AddAssign(_) | SubAssign(_) => {
@@ -873,7 +1028,9 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
         let name = m.method.to_string();
         match name.as_str() {
-            "is_err" | "is_ok" | "is_success" | "is_some" | "is_none" | "ok" | "err" => self.err_path = true,
+            "is_err" | "is_ok" | "is_success" | "is_some" | "is_none" | "ok" | "err" => {
+                self.err_path = true;
+            }
             "tick" => self.has_tick = true,
             "elapsed" | "saturating_duration_since" | "duration_since" => self.time_check = true,
             "next" | "next_back" => {
@@ -884,18 +1041,23 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
             }
             _ => {}
         }
-        if self.apis.retry.bounding_methods.iter().any(|b| *b == name) {
+        if self.apis.retry.bounding_methods.contains(&name) {
             self.bounding_call = true;
-            if matches!(name.as_str(), "is_expired" | "deadline_as_timeout" | "remaining") {
+            if matches!(
+                name.as_str(),
+                "is_expired" | "deadline_as_timeout" | "remaining"
+            ) {
                 self.time_check = true;
             }
         }
-        if self.apis.cancellation.checks.iter().any(|c| *c == name) {
+        if self.apis.cancellation.checks.contains(&name) {
             self.checks_cancel = true;
         }
         if name == "load" {
             let w = ident_words_of(&*m.receiver);
-            if w.iter().any(|w| self.apis.cancellation.names.iter().any(|n| n == w)) {
+            if w.iter()
+                .any(|w| self.apis.cancellation.names.iter().any(|n| n == w))
+            {
                 self.checks_cancel = true;
             }
         }
@@ -915,7 +1077,10 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
         if name == "ensure" {
             self.has_exit = true;
             let words = words_of(&mac.tokens);
-            self.comparisons.push(Comparison { words, literal: None });
+            self.comparisons.push(Comparison {
+                words,
+                literal: None,
+            });
         }
         if name.starts_with("select") {
             self.checks_cancel |= words_of(&mac.tokens)

@@ -17,18 +17,34 @@ pub struct Imports {
 }
 
 impl Imports {
-    /// Collect every `use` and `extern crate` in `file`, including those in inline modules.
+    /// Collect every `use` and `extern crate` in `file`, including those in inline modules and
+    /// function bodies (one table for the file: shadowing between scopes is rare enough in
+    /// retry code that the precision lost is smaller than the imports a per-scope table misses).
     #[must_use]
     pub fn collect(file: &syn::File) -> Self {
+        struct Uses<'a>(&'a mut Imports);
+        impl<'ast> syn::visit::Visit<'ast> for Uses<'_> {
+            fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+                self.0.tree(&u.tree, String::new());
+            }
+            fn visit_block(&mut self, b: &'ast syn::Block) {
+                for stmt in &b.stmts {
+                    if let syn::Stmt::Item(syn::Item::Use(u)) = stmt {
+                        self.0.tree(&u.tree, String::new());
+                    }
+                }
+                syn::visit::visit_block(self, b);
+            }
+        }
         let mut out = Self::default();
         out.items(&file.items);
+        syn::visit::Visit::visit_file(&mut Uses(&mut out), file);
         out
     }
 
     fn items(&mut self, items: &[syn::Item]) {
         for item in items {
             match item {
-                syn::Item::Use(u) => self.tree(&u.tree, String::new()),
                 syn::Item::ExternCrate(e) => {
                     let name = e.ident.to_string();
                     let local = e
@@ -159,7 +175,10 @@ mod tests {
             resolve("use tokio::time::{sleep as nap, Duration};", "nap"),
             ["tokio::time::sleep"]
         );
-        assert_eq!(resolve("use std::thread;", "thread::sleep"), ["std::thread::sleep"]);
+        assert_eq!(
+            resolve("use std::thread;", "thread::sleep"),
+            ["std::thread::sleep"]
+        );
         assert_eq!(
             resolve("use tokio_retry::Retry;", "Retry::spawn"),
             ["tokio_retry::Retry::spawn"]
@@ -168,7 +187,10 @@ mod tests {
             resolve("use tokio::time::*;", "sleep"),
             ["sleep", "tokio::time::sleep"]
         );
-        assert_eq!(resolve("use backoff::{self};", "backoff::retry"), ["backoff::retry"]);
+        assert_eq!(
+            resolve("use backoff::{self};", "backoff::retry"),
+            ["backoff::retry"]
+        );
         assert_eq!(resolve("", "std::thread::sleep"), ["std::thread::sleep"]);
     }
 }

@@ -21,14 +21,10 @@ pub enum Role {
 pub fn known_macro_exprs(mac: &syn::Macro) -> Option<Vec<(Expr, Role)>> {
     let name = mac.path.segments.last()?.ident.to_string();
     match name.as_str() {
-        "select" | "select_biased" => syn::parse2::<Select>(mac.tokens.clone())
-            .ok()
-            .map(|s| s.0),
+        "select" | "select_biased" => syn::parse2::<Select>(mac.tokens.clone()).ok().map(|s| s.0),
         "join" | "try_join" => {
             let args = mac
-                .parse_body_with(
-                    syn::punctuated::Punctuated::<Expr, Token![,]>::parse_terminated,
-                )
+                .parse_body_with(syn::punctuated::Punctuated::<Expr, Token![,]>::parse_terminated)
                 .ok()?;
             Some(args.into_iter().map(|e| (e, Role::Plain)).collect())
         }
@@ -85,7 +81,14 @@ mod tests {
         let roles: Vec<Role> = parts.iter().map(|p| p.1).collect();
         assert_eq!(
             roles,
-            [Role::Raced, Role::Plain, Role::Raced, Role::Plain, Role::Plain, Role::Plain]
+            [
+                Role::Raced,
+                Role::Plain,
+                Role::Raced,
+                Role::Plain,
+                Role::Plain,
+                Role::Plain
+            ]
         );
     }
 }

@@ -206,15 +206,22 @@ impl Sleep {
     #[must_use]
     pub fn capped(&self, facts: &Facts) -> bool {
         const CAP_WORDS: &[&str] = &[
-            "remaining", "deadline", "left", "min", "clamp", "until", "budget", "expiry",
+            "remaining",
+            "deadline",
+            "left",
+            "min",
+            "clamp",
+            "until",
+            "budget",
+            "expiry",
         ];
         const GENERIC: &[&str] = &[
-            "duration", "from", "secs", "millis", "std", "time", "core", "as", "u64", "mul",
-            "f64", "f32", "tokio", "sleep", "self", "await",
+            "duration", "from", "secs", "millis", "std", "time", "core", "as", "u64", "mul", "f64",
+            "f32", "tokio", "sleep", "self", "await",
         ];
         let mut words = self.duration_words.clone();
         if let Some(f) = self.function {
-            for w in self.duration_words.iter() {
+            for w in &self.duration_words {
                 if let Some(b) = facts.functions[f].bindings.get(w) {
                     words.extend(b.iter().cloned());
                 }

@@ -10,7 +10,11 @@ pub fn render(report: &Report) -> String {
     let mut out = String::new();
     for (file, d) in report.findings() {
         let p = file.position(d.primary.start);
-        let _ = writeln!(out, "{}:{}:{}: {}: {}", file.path, p.line, p.col, d.rule.name, d.message);
+        let _ = writeln!(
+            out,
+            "{}:{}:{}: {}: {}",
+            file.path, p.line, p.col, d.rule.name, d.message
+        );
     }
     for e in &report.errors {
         let _ = writeln!(

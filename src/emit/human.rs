@@ -12,7 +12,11 @@ use crate::diagnostic::Severity;
 /// Render for a terminal; `color` adds ANSI escapes.
 #[must_use]
 pub fn render(report: &Report, color: bool) -> String {
-    let mut buf = if color { Buffer::ansi() } else { Buffer::no_color() };
+    let mut buf = if color {
+        Buffer::ansi()
+    } else {
+        Buffer::no_color()
+    };
     let mut files = SimpleFiles::new();
     let config = Config::default();
     for (src, diags) in &report.files {
@@ -26,7 +30,8 @@ pub fn render(report: &Report, color: bool) -> String {
             let mut labels =
                 vec![Label::primary(id, d.primary.start..d.primary.end).with_message(&d.label)];
             for r in &d.related {
-                labels.push(Label::secondary(id, r.span.start..r.span.end).with_message(&r.message));
+                labels
+                    .push(Label::secondary(id, r.span.start..r.span.end).with_message(&r.message));
             }
             let mut notes: Vec<String> = d.notes.iter().map(|n| format!("note: {n}")).collect();
             if let Some(h) = &d.help {
@@ -49,7 +54,8 @@ pub fn render(report: &Report, color: bool) -> String {
             _ => e.path.clone(),
         };
         let _ = buf.set_color(codespan_reporting::term::termcolor::ColorSpec::new().set_bold(true));
-        let _ = std::io::Write::write_fmt(&mut buf, format_args!("error: {place}: {}\n", e.message));
+        let _ =
+            std::io::Write::write_fmt(&mut buf, format_args!("error: {place}: {}\n", e.message));
         let _ = buf.reset();
     }
     let n = report.finding_count();
@@ -64,7 +70,11 @@ pub fn render(report: &Report, color: bool) -> String {
             if report.errors.is_empty() {
                 String::new()
             } else {
-                format!(", {} file{} could not be analysed", report.errors.len(), if report.errors.len() == 1 { "" } else { "s" })
+                format!(
+                    ", {} file{} could not be analysed",
+                    report.errors.len(),
+                    if report.errors.len() == 1 { "" } else { "s" }
+                )
             }
         ),
     );

@@ -20,6 +20,8 @@ pub(crate) static RULE: Rule = Rule {
     check,
 };
 
+const RACE_HELP: &str = "race the wait: `tokio::select! { _ = token.cancelled() => .., _ = sleep(d) => .. }`, or let `timeoutlint_retry::RetryPolicy::run_with_cancel` own the waits";
+
 fn check(cx: &Context) -> Vec<Diagnostic> {
     let facts = cx.facts;
     let mut out = Vec::new();
@@ -49,6 +51,7 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
             )
             .label("cancelling does not interrupt this wait")
             .related(src.span, "cancellation source in scope")
+            .help(RACE_HELP)
         } else if site.checks_cancel {
             Diagnostic::new(
                 &RULE,
@@ -56,6 +59,7 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
                 "backoff sleep ignores the stop signal the retry loop checks",
             )
             .label("a stop request waits for this sleep to finish")
+            .help(RACE_HELP)
         } else if site.deadline == Some(Deadline::Manual) && !sleep.capped(facts) {
             Diagnostic::new(
                 &RULE,
@@ -63,13 +67,12 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
                 "backoff sleep is not capped by the time left before the deadline",
             )
             .label("can sleep past the deadline the loop checks")
-            .note("don't start a wait you cannot finish: cap it with `delay.min(deadline.saturating_duration_since(Instant::now()))`")
+            .note("don't start a wait you cannot finish")
+            .help("cap the wait: `sleep(delay.min(deadline.saturating_duration_since(Instant::now())))`, or let `timeoutlint_retry::RetryPolicy` derive every wait from its deadline")
         } else {
             continue;
         };
-        d = d
-            .related(site.anchor, "retry site")
-            .help("race the wait: `tokio::select! { _ = token.cancelled() => .., _ = sleep(d) => .. }`, or let `timeoutlint_retry::RetryPolicy::run_with_cancel` own the waits");
+        d = d.related(site.anchor, "retry site");
         out.push(d);
     }
     out

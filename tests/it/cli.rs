@@ -1,0 +1,170 @@
+//! The binary end to end: exit codes, subcommands, hostile inputs, determinism.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_timeoutlint"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+const BUGGY: &str = "async fn f() {\n    for _attempt in 0..3 {\n        if g().await.is_ok() { return; }\n        std::thread::sleep(std::time::Duration::from_secs(1));\n    }\n}\n";
+
+#[test]
+fn exit_codes_clean_findings_and_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("clean.rs"), "fn main() {}\n").unwrap();
+    assert_eq!(run(dir.path(), &[]).status.code(), Some(0));
+    std::fs::write(dir.path().join("bug.rs"), BUGGY).unwrap();
+    let o = run(dir.path(), &["--format", "concise"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stdout(&o), "bug.rs:4:9: blocking-sleep-in-async: `std::thread::sleep` blocks the async executor thread\n");
+    assert_eq!(run(dir.path(), &["--exit-zero"]).status.code(), Some(0));
+    std::fs::write(dir.path().join("broken.rs"), "// retry\nfn main( {").unwrap();
+    let o = run(dir.path(), &["--format", "concise"]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "a file that does not parse is exit 2"
+    );
+    assert!(
+        stdout(&o).contains("bug.rs:4:9"),
+        "the other files are still linted"
+    );
+    assert_eq!(
+        run(dir.path(), &["--select", "no-such-rule"]).status.code(),
+        Some(2)
+    );
+    assert_eq!(run(dir.path(), &["--no-such-flag"]).status.code(), Some(2));
+}
+
+#[test]
+fn rules_subcommands_and_a_directory_named_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run(dir.path(), &["rules"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).contains("`unbounded-retry`"));
+    let o = run(dir.path(), &["rule", "unbounded-retry"]);
+    assert!(stdout(&o).starts_with("# unbounded-retry"));
+    let o = run(dir.path(), &["rule", "unbounded-retyr"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("did you mean `unbounded-retry`"));
+    std::fs::create_dir(dir.path().join("rules")).unwrap();
+    std::fs::write(dir.path().join("rules/bug.rs"), BUGGY).unwrap();
+    assert_eq!(run(dir.path(), &["./rules"]).status.code(), Some(1));
+}
+
+#[test]
+fn hostile_inputs_become_per_file_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("bug.rs"), BUGGY).unwrap();
+    std::fs::write(d.join("latin1.rs"), b"fn f() { let s = \"caf\xe9\"; }").unwrap();
+    std::fs::write(
+        d.join("binary.rs"),
+        [b'r', b'e', 0u8, 159, 146, 150, 0, 1, 2],
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("deep.rs"),
+        format!(
+            "// retry\nfn f() {{ let x = {}1{}; }}",
+            "(".repeat(100_000),
+            ")".repeat(100_000)
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("chain.rs"),
+        format!("// retry\nfn f() -> i32 {{ 1{} }}", " + 1".repeat(200_000)),
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("unary.rs"),
+        format!("// retry\nfn f() -> bool {{ {}true }}", "!".repeat(100_000)),
+    )
+    .unwrap();
+    std::fs::write(d.join("empty.rs"), "").unwrap();
+    std::fs::write(d.join("crlf.rs"), "fn f() {\r\n    let x = 1;\r\n}\r\n").unwrap();
+    std::fs::write(d.join("bom.rs"), "\u{feff}fn f() {}\n").unwrap();
+    std::fs::write(d.join("syntax.rs"), "// retry\nfn f() { let = ; }").unwrap();
+    std::fs::create_dir(d.join("dir.rs")).unwrap();
+    #[cfg(unix)]
+    {
+        std::fs::create_dir(d.join("loop")).unwrap();
+        std::os::unix::fs::symlink(d.join("loop"), d.join("loop/self")).unwrap();
+        std::os::unix::fs::symlink("/", d.join("outside")).unwrap();
+    }
+    let big = "fn f() {}\n".repeat(1_200_000);
+    std::fs::write(d.join("big.rs"), big).unwrap();
+    let o = run(d, &["--format", "concise"]);
+    let out = stdout(&o);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{out}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(out.contains("bug.rs:4:9: blocking-sleep-in-async"), "{out}");
+    for (file, why) in [
+        ("latin1.rs", "not valid UTF-8"),
+        ("binary.rs", "not valid UTF-8"),
+        ("deep.rs", "nesting deeper"),
+        ("chain.rs", "nesting deeper"),
+        ("unary.rs", "nesting deeper"),
+        ("syntax.rs", "could not parse"),
+        ("big.rs", "over the"),
+    ] {
+        assert!(
+            out.lines().any(|l| l.starts_with(file) && l.contains(why)),
+            "{file}: {why}\n{out}"
+        );
+    }
+    for quiet in ["empty.rs", "crlf.rs", "bom.rs", "dir.rs", "outside", "loop"] {
+        assert!(
+            !out.lines().any(|l| l.starts_with(quiet)),
+            "{quiet} should be fine\n{out}"
+        );
+    }
+    // With the size limit raised, a 12 MB file is parsed like any other.
+    let o = run(
+        d,
+        &[
+            "--format",
+            "concise",
+            "--max-file-size",
+            "100000000",
+            "big.rs",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}
+
+#[test]
+fn output_is_identical_for_any_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..40 {
+        std::fs::write(dir.path().join(format!("f{i:02}.rs")), BUGGY).unwrap();
+    }
+    std::fs::write(dir.path().join("bad.rs"), "// retry\nfn (").unwrap();
+    let outs: Vec<String> = ["1", "2", "8"]
+        .iter()
+        .map(|t| stdout(&run(dir.path(), &["--threads", t, "--format", "json"])))
+        .collect();
+    assert_eq!(outs[0], outs[1]);
+    assert_eq!(outs[0], outs[2]);
+}
+
+#[test]
+fn the_runtime_crate_lints_clean() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let o = run(root, &["--format", "concise", "runtime"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}

@@ -1,0 +1,106 @@
+//! Shared helpers: the only place the tests call the linter's API.
+
+use std::path::{Path, PathBuf};
+
+use timeoutlint::apis::Apis;
+use timeoutlint::diagnostic::Diagnostic;
+use timeoutlint::emit::{self, Report};
+use timeoutlint::lint::{lint_source, Config};
+use timeoutlint::rules::{self, Rule};
+use timeoutlint::source::SourceFile;
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A config running `rules` (every rule when empty), prefilter as given.
+pub fn config(only: &[&'static Rule], prefilter: bool) -> Config {
+    let rules = if only.is_empty() {
+        rules::ALL.to_vec()
+    } else {
+        only.to_vec()
+    };
+    let mut c = Config::new(rules, Apis::builtin());
+    c.prefilter = prefilter;
+    c
+}
+
+/// Lint one text as `path` with `rules`.
+pub fn lint_text(path: &str, text: &str, only: &[&'static Rule]) -> (SourceFile, Vec<Diagnostic>) {
+    let src = SourceFile::new(path, text);
+    let report = lint_source(&src, &config(only, true));
+    assert!(report.error.is_none(), "{path}: {:?}", report.error);
+    (src, report.diagnostics)
+}
+
+/// The human rendering (no colour) of `diags`.
+pub fn human(src: SourceFile, diags: Vec<Diagnostic>, rules: &[&'static Rule]) -> String {
+    let report = Report {
+        files: vec![(src, diags)],
+        errors: Vec::new(),
+        files_checked: 1,
+        rules: rules.to_vec(),
+    };
+    emit::human::render(&report, false)
+}
+
+/// The fixture of `rule`: `fixtures/<name>.rs` or every file under `fixtures/<name>/`.
+pub fn fixture_files(rule: &Rule) -> Vec<PathBuf> {
+    let base = root().join("fixtures");
+    let file = base.join(format!("{}.rs", rule.name));
+    if file.is_file() {
+        return vec![file];
+    }
+    let mut out = Vec::new();
+    collect(&base.join(rule.name), &mut out);
+    out.sort();
+    out
+}
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            collect(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// Lines (1-based) carrying `//~ <name>` markers.
+pub fn marked_lines(text: &str, name: &str) -> Vec<usize> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| {
+            l.split("//~")
+                .skip(1)
+                .any(|m| m.split_whitespace().next() == Some(name))
+        })
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+/// The Rust code blocks under a `## heading` of a rule doc.
+pub fn doc_blocks(doc: &str, heading: &str) -> Vec<String> {
+    let marker = format!("## {heading}\n");
+    let Some(start) = doc.find(&marker) else {
+        return Vec::new();
+    };
+    let body = &doc[start + marker.len()..];
+    let body = &body[..body.find("\n## ").unwrap_or(body.len())];
+    let mut out = Vec::new();
+    let mut rest = body;
+    while let Some(i) = rest.find("```rust\n") {
+        let after = &rest[i + 8..];
+        let end = after.find("```").unwrap_or(after.len());
+        out.push(after[..end].to_string());
+        rest = &after[end..];
+        rest = rest.get(3..).unwrap_or("");
+    }
+    out
+}
