@@ -284,13 +284,16 @@ impl<'p, C, K, R> Call<'p, C, K, R> {
             partition,
             replay,
         } = self;
+        // One clock read serves the start of the operation and of its first attempt; the
+        // attempt's timer is set from it with `timeout_at`, which reads no clock again.
+        let start = Instant::now();
         let mut engine = Engine::new(
             policy,
             deadline,
             idempotent,
             key,
             partition.as_deref(),
-            Instant::now(),
+            start,
         );
         let span = tracing::debug_span!(
             "retry",
@@ -304,7 +307,7 @@ impl<'p, C, K, R> Call<'p, C, K, R> {
             let mut number = 0u32;
             loop {
                 number += 1;
-                let started = Instant::now();
+                let started = if number == 1 { start } else { Instant::now() };
                 let attempt = match engine.next_attempt(number, started) {
                     Ok(attempt) => attempt,
                     Err(kind) => return Err(engine.give_up(kind, last_error)),
@@ -315,7 +318,10 @@ impl<'p, C, K, R> Call<'p, C, K, R> {
                     timeout_ms = duration_ms(attempt.timeout),
                     remaining_ms = duration_ms(engine.deadline.remaining_at(started)),
                 );
-                let work = tokio::time::timeout(attempt.timeout, op(attempt.clone()));
+                let work = match started.checked_add(attempt.timeout) {
+                    Some(at) => tokio::time::timeout_at(at, op(attempt.clone())),
+                    None => tokio::time::timeout(attempt.timeout, op(attempt.clone())),
+                };
                 let result = race(cancel.as_mut(), work)
                     .instrument(attempt_span.clone())
                     .await;
