@@ -500,6 +500,37 @@ async fn p06_reconciliation_resolves_ambiguous_writes() {
     assert_eq!(err.attempts(), 1);
 }
 
+/// The blocking flavour reconciles the same way.
+#[test]
+fn p06_blocking_reconciliation() {
+    let policy = RetryPolicy::builder()
+        .backoff(fast_backoff())
+        .build()
+        .unwrap();
+    let attaches = AtomicU32::new(0);
+    let value = policy
+        .blocking()
+        .idempotent(false)
+        .reconcile(|attempt, _err: Option<&Outcome>| {
+            assert_eq!(attempt.number, 1);
+            Observation::Committed("attached")
+        })
+        .run(|_| {
+            attaches.fetch_add(1, Ordering::SeqCst);
+            Err(Outcome::Ambiguous)
+        })
+        .unwrap();
+    assert_eq!(value, "attached");
+    assert_eq!(attaches.load(Ordering::SeqCst), 1);
+
+    let err = policy
+        .blocking()
+        .idempotent(false)
+        .run(|_| Err::<(), _>(Outcome::Ambiguous))
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Ambiguous);
+}
+
 // ---------------------------------------------------------------------------------------------
 // 7. Retry-After done properly.
 
