@@ -993,3 +993,25 @@ async fn error_messages_read_as_sentences() {
     );
     assert!(std::error::Error::source(&err).is_some());
 }
+
+/// The futures can be spawned on a multi-threaded runtime.
+#[test]
+fn futures_are_send() {
+    fn assert_send<T: Send>(_: &T) {}
+    let policy = RetryPolicy::default();
+    let client = reqwest::Client::new();
+    let token = CancellationToken::new();
+    let core = policy.run_with_cancel(token.cancelled(), |_| async { Ok::<_, Outcome>(1) });
+    assert_send(&core);
+    let http = client
+        .get("http://127.0.0.1:9/")
+        .retrying(&policy)
+        .idempotency_key()
+        .cancel_on(token.cancelled())
+        .send();
+    assert_send(&http);
+    let factory = policy
+        .request(|_| client.post("http://127.0.0.1:9/").body("x"))
+        .send();
+    assert_send(&factory);
+}
