@@ -122,6 +122,46 @@ async fn p01_attempts_and_waits_are_capped_by_the_time_left() {
     assert_eq!(err.history()[1].timeout, Duration::from_millis(500));
 }
 
+/// A deadline propagated from the caller wins when it is earlier than the policy's, and a
+/// deadline already too close starts no attempt at all.
+#[tokio::test(start_paused = true)]
+async fn p01_a_callers_earlier_deadline_wins() {
+    let policy = RetryPolicy::builder()
+        .total(Duration::from_secs(30))
+        .build()
+        .unwrap();
+    let upstream = Deadline::after(Duration::from_secs(2));
+    let err = policy
+        .call()
+        .deadline(upstream)
+        .run(|attempt| async move {
+            assert_eq!(attempt.deadline, upstream);
+            assert!(attempt.timeout <= Duration::from_secs(2));
+            std::future::pending::<Result<(), Outcome>>().await
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::DeadlineExceeded);
+    assert_eq!(err.attempts(), 1);
+
+    let calls = AtomicU32::new(0);
+    let err = policy
+        .call()
+        .deadline(Deadline::after(Duration::from_millis(10)))
+        .run(|_| {
+            calls.fetch_add(1, Ordering::SeqCst);
+            async { Ok::<(), Outcome>(()) }
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::DeadlineExceeded);
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        0,
+        "10 ms is under the 50 ms minimum"
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // 2. Cancellation.
 
