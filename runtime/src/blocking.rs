@@ -244,12 +244,13 @@ impl<'p, K, R> BlockingCall<'p, K, R> {
             );
             let in_attempt = attempt_span.enter();
             let result = op(attempt.clone());
-            let outcome = match result {
+            let (outcome, hint) = match result {
                 Ok(value) => return Ok(value),
                 Err(error) => {
                     let outcome = self.classifier.classify(&error);
+                    let hint = self.classifier.retry_after(&error);
                     last_error = Some(error);
-                    outcome
+                    (outcome, hint)
                 }
             };
             engine.record(&attempt, started, std_now(), AttemptEnd::Failed(outcome));
@@ -265,8 +266,14 @@ impl<'p, K, R> BlockingCall<'p, K, R> {
                 .replay
                 .as_ref()
                 .map_or(true, ReplayGuard::is_replayable);
-            let step =
-                engine.after_failure(&attempt, outcome, proven_not_applied, replayable, std_now());
+            let step = engine.after_failure(
+                &attempt,
+                outcome,
+                hint,
+                proven_not_applied,
+                replayable,
+                std_now(),
+            );
             // The wait belongs to the operation, not to the attempt that just ended.
             drop(in_attempt);
             match step {

@@ -325,7 +325,7 @@ impl<'p, C, K, R> Call<'p, C, K, R> {
                 let result = race(cancel.as_mut(), work)
                     .instrument(attempt_span.clone())
                     .await;
-                let (end, outcome) = match result {
+                let (end, outcome, hint) = match result {
                     None => {
                         attempt_span.in_scope(|| {
                             engine.record(&attempt, started, Instant::now(), AttemptEnd::Canceled);
@@ -335,11 +335,12 @@ impl<'p, C, K, R> Call<'p, C, K, R> {
                     Some(Ok(Ok(value))) => return Ok(value),
                     Some(Ok(Err(error))) => {
                         let outcome = classifier.classify(&error);
+                        let hint = classifier.retry_after(&error);
                         last_error = Some(error);
-                        (AttemptEnd::Failed(outcome), outcome)
+                        (AttemptEnd::Failed(outcome), outcome, hint)
                     }
                     // The request may have been written before the timer fired.
-                    Some(Err(_elapsed)) => (AttemptEnd::TimedOut, Outcome::Ambiguous),
+                    Some(Err(_elapsed)) => (AttemptEnd::TimedOut, Outcome::Ambiguous, None),
                 };
                 attempt_span.in_scope(|| engine.record(&attempt, started, Instant::now(), end));
 
@@ -373,6 +374,7 @@ impl<'p, C, K, R> Call<'p, C, K, R> {
                     engine.after_failure(
                         &attempt,
                         outcome,
+                        hint,
                         proven_not_applied,
                         replayable,
                         Instant::now(),
@@ -534,6 +536,7 @@ impl<'p> Engine<'p> {
         &mut self,
         attempt: &Attempt,
         outcome: Outcome,
+        hint: Option<Duration>,
         proven_not_applied: bool,
         replayable: bool,
         now: Instant,
@@ -598,12 +601,11 @@ impl<'p> Engine<'p> {
             .backoff
             .delay(attempt.number, self.previous_wait, rng);
         let mut wait = backoff;
-        let mut retry_after = None;
-        if let Outcome::Throttled {
-            retry_after: Some(hint),
-        } = outcome
-        {
-            retry_after = Some(hint);
+        let retry_after = match outcome {
+            Outcome::Throttled { retry_after } => retry_after,
+            _ => hint,
+        };
+        if let Some(hint) = retry_after {
             if hint > self.policy.retry_after_cap || hint > room {
                 return give_up(
                     ErrorKind::RetryAfterTooLong,

@@ -465,6 +465,11 @@ fn p05_status_classification() {
     for (code, expected) in cases {
         assert_eq!(Outcome::for_http_status(code, None), expected, "{code}");
     }
+    // A 503's Retry-After does not make it safe for a POST; the hint still sets the wait.
+    assert_eq!(
+        Outcome::for_http_status(503, Some(Duration::from_secs(1))),
+        Some(Retryable)
+    );
     assert_eq!(Outcome::for_grpc_code(14), Some(NotApplied));
     assert_eq!(Outcome::for_grpc_code(4), Some(Ambiguous));
 }
@@ -676,6 +681,45 @@ fn imf_fixdate(unix: u64) -> String {
         rem % 3600 / 60,
         rem % 60
     )
+}
+
+/// A hint on a non-throttled outcome (a 503's `Retry-After`) is honoured the same way, through
+/// `Classify::retry_after`.
+#[tokio::test(start_paused = true)]
+async fn p07_retry_after_of_a_transient_failure_is_honoured() {
+    #[derive(Debug)]
+    struct Unavailable503(Duration);
+    impl timeoutlint_retry::Classify for Unavailable503 {
+        fn outcome(&self) -> Outcome {
+            Outcome::Retryable
+        }
+        fn retry_after(&self) -> Option<Duration> {
+            Some(self.0)
+        }
+    }
+    let policy = RetryPolicy::builder()
+        .max_attempts(2)
+        .total(Duration::from_secs(10))
+        .backoff(fast_backoff())
+        .build()
+        .unwrap();
+    let err = policy
+        .run(|_| async { Err::<(), _>(Unavailable503(Duration::from_secs(2))) })
+        .await
+        .unwrap_err();
+    assert_eq!(err.history()[0].wait, Some(Duration::from_secs(2)));
+    let err = policy
+        .run(|_| async { Err::<(), _>(Unavailable503(Duration::from_secs(60))) })
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::RetryAfterTooLong);
+    // Not idempotent: a hint does not make a transient failure safe to replay.
+    let err = policy
+        .run_non_idempotent(|_| async { Err::<(), _>(Unavailable503(Duration::from_secs(1))) })
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unavailable);
+    assert_eq!(err.attempts(), 1);
 }
 
 // ---------------------------------------------------------------------------------------------
