@@ -50,7 +50,10 @@ fn main() {
         });
     });
     println!("bare call:             {:>7.1} ns/call", per_call(bare));
-    println!("bare + tokio timeout:  {:>7.1} ns/call", per_call(with_timeout));
+    println!(
+        "bare + tokio timeout:  {:>7.1} ns/call",
+        per_call(with_timeout)
+    );
     println!("through RetryPolicy:   {:>7.1} ns/call", per_call(retried));
     println!(
         "runtime overhead:      {:>7.1} ns/call",
