@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use toml::{Table, Value};
 
-use super::CrateTarget;
+use super::{encode_path, CrateTarget};
 
 /// The target of `file` in the package whose manifest is at `manifest_path` (absolute) with the
 /// parsed `manifest`; `workspace` is the workspace root's manifest, for inherited fields.
@@ -64,13 +64,7 @@ pub fn package_id(dir: &Path, name: &str, version: &str) -> String {
     if !path.starts_with('/') {
         url.push('/');
     }
-    for b in path.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~/:".contains(&b) {
-            url.push(char::from(b));
-        } else {
-            url.push_str(&format!("%{b:02X}"));
-        }
-    }
+    url.push_str(&encode_path(&path));
     if dir.file_name().and_then(|n| n.to_str()) == Some(name) {
         format!("{url}#{version}")
     } else {

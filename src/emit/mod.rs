@@ -75,6 +75,25 @@ pub fn rule_url(rule: &Rule) -> String {
     format!("{DOCS_URL}/{}.md", rule.name)
 }
 
+/// A path as the path part of a URI: everything but unreserved characters, `/` and a drive
+/// letter's `:` is percent-encoded, like cargo's package ids and what SARIF validators accept.
+#[must_use]
+pub fn encode_path(path: &str) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(path.len());
+    for (i, b) in path.bytes().enumerate() {
+        let keep = b.is_ascii_alphanumeric()
+            || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/')
+            || (b == b':' && i == 1);
+        if keep {
+            out.push(char::from(b));
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
+
 /// `text` with `edits` applied. Edits are taken in order of position; one that overlaps an
 /// edit already taken, or that does not fall on character boundaries inside the text, is
 /// skipped (rustfix does the same with conflicting suggestions), so the result is always valid

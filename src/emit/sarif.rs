@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Map, Value};
 
-use super::{fingerprint, rule_url, Report};
+use super::{encode_path, fingerprint, rule_url, Report};
 use crate::diagnostic::{Diagnostic, Fix, Severity};
 use crate::rules::Rule;
 use crate::source::{SourceFile, Span};
@@ -207,26 +207,10 @@ fn artifact(path: &str) -> Value {
     let absolute = path.starts_with('/') || path.as_bytes().get(1) == Some(&b':');
     if absolute {
         let sep = if path.starts_with('/') { "" } else { "/" };
-        json!({ "uri": format!("file://{sep}{}", encode_uri_path(path)) })
+        json!({ "uri": format!("file://{sep}{}", encode_path(path)) })
     } else {
-        json!({"uri": encode_uri_path(path), "uriBaseId": "%SRCROOT%"})
+        json!({"uri": encode_path(path), "uriBaseId": "%SRCROOT%"})
     }
-}
-
-/// Percent-encode everything but unreserved characters and `/` (and a drive letter's `:`).
-fn encode_uri_path(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    for (i, b) in path.bytes().enumerate() {
-        let keep = b.is_ascii_alphanumeric()
-            || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/')
-            || (b == b':' && i == 1);
-        if keep {
-            out.push(char::from(b));
-        } else {
-            let _ = write!(out, "%{b:02X}");
-        }
-    }
-    out
 }
 
 fn level(s: Severity) -> &'static str {
@@ -318,7 +302,7 @@ mod tests {
 
     #[test]
     fn uris_are_encoded_and_names_differ_from_ids() {
-        assert_eq!(encode_uri_path("src/a b#c.rs"), "src/a%20b%23c.rs");
+        assert_eq!(encode_path("src/a b#c.rs"), "src/a%20b%23c.rs");
         assert_eq!(artifact("/tmp/x.rs")["uri"], "file:///tmp/x.rs");
         assert_eq!(artifact("C:/x.rs")["uri"], "file:///C:/x.rs");
         assert_eq!(pascal_case("unbounded-retry"), "UnboundedRetry");

@@ -88,7 +88,10 @@ fn sample() -> Report {
         "retry loop has no overall deadline",
     )
     .label("5 attempts, each up to the client's 30 s timeout")
-    .related(find(SAMPLE, ".timeout(Duration::from_secs(30))", 0), "per-request timeout")
+    .related(
+        find(SAMPLE, ".timeout(Duration::from_secs(30))", 0),
+        "per-request timeout",
+    )
     .note("5 attempts x 30 s + 1.5 s backoff = 151.5 s, no overall deadline")
     .help("bound total time: `timeoutlint_retry::RetryPolicy::builder().total(..)`")
     .fix(Fix {
@@ -163,24 +166,30 @@ fn sample() -> Report {
 
 /// The sample files' crate, as `walk::crate_targets` would find it under `/home/dev/app`.
 fn crates() -> BTreeMap<String, CrateTarget> {
-    let manifest: toml::Table = "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\""
-        .parse()
-        .unwrap();
-    let dir = Path::new("/home/dev/app");
-    ["src/sample.rs", "src/unicode.rs", "src/broken.rs", "src/huge file.rs"]
-        .iter()
-        .map(|p| {
-            let t = emit::crates::crate_target(
-                &dir.join("Cargo.toml"),
-                &manifest,
-                None,
-                &dir.join(p),
-                &|f: &Path| f.ends_with("src/lib.rs"),
-            )
+    let manifest: toml::Table =
+        "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\""
+            .parse()
             .unwrap();
-            ((*p).to_string(), t)
-        })
-        .collect()
+    let dir = Path::new("/home/dev/app");
+    [
+        "src/sample.rs",
+        "src/unicode.rs",
+        "src/broken.rs",
+        "src/huge file.rs",
+    ]
+    .iter()
+    .map(|p| {
+        let t = emit::crates::crate_target(
+            &dir.join("Cargo.toml"),
+            &manifest,
+            None,
+            &dir.join(p),
+            &|f: &Path| f.ends_with("src/lib.rs"),
+        )
+        .unwrap();
+        ((*p).to_string(), t)
+    })
+    .collect()
 }
 
 fn redact(s: &str) -> String {
@@ -199,7 +208,10 @@ fn every_format_snapshot() {
             // One object per line is the wire format; pretty-printed, the snapshot is reviewable.
             out = out
                 .lines()
-                .map(|l| serde_json::to_string_pretty(&serde_json::from_str::<Value>(l).unwrap()).unwrap())
+                .map(|l| {
+                    serde_json::to_string_pretty(&serde_json::from_str::<Value>(l).unwrap())
+                        .unwrap()
+                })
                 .collect::<Vec<_>>()
                 .join("\n");
         }
@@ -235,7 +247,10 @@ fn columns_on_a_non_ascii_line_are_right_in_every_format() {
     let sarif: Value = serde_json::from_str(&render("sarif", &report)).unwrap();
     assert_eq!(sarif["runs"][0]["columnKind"], "utf16CodeUnits");
     let region = &sarif["runs"][0]["results"][2]["locations"][0]["physicalLocation"]["region"];
-    assert_eq!((region["startLine"].clone(), region["startColumn"].clone()), (2.into(), c16.into()));
+    assert_eq!(
+        (region["startLine"].clone(), region["startColumn"].clone()),
+        (2.into(), c16.into())
+    );
     assert_eq!(region["endColumn"], end16);
 
     assert!(render("github", &report).contains(&format!(
@@ -264,7 +279,10 @@ fn golden(name: &str) -> (String, BTreeMap<usize, String>) {
     let map: BTreeMap<String, String> =
         serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{name}.json"))).unwrap())
             .unwrap();
-    let map = map.into_iter().map(|(k, v)| (k.parse().unwrap(), v)).collect();
+    let map = map
+        .into_iter()
+        .map(|(k, v)| (k.parse().unwrap(), v))
+        .collect();
     (text, map)
 }
 
@@ -273,7 +291,10 @@ fn line_hashes_match_githubs_own_values() {
     for name in ["sample.rs", "crlf_unicode.rs"] {
         let (text, want) = golden(name);
         if name == "crlf_unicode.rs" {
-            assert!(text.contains("\r\n") && !text.is_ascii(), "golden file was normalised");
+            assert!(
+                text.contains("\r\n") && !text.is_ascii(),
+                "golden file was normalised"
+            );
         }
         let got: BTreeMap<usize, String> = emit::fingerprint::line_hashes(&text)
             .into_iter()
@@ -284,9 +305,18 @@ fn line_hashes_match_githubs_own_values() {
     }
     // Repeated lines are numbered.
     let hashes = emit::fingerprint::line_hashes("x\nx\n");
-    assert!(hashes[0].ends_with(":1") && hashes[1].ends_with(":1"), "{hashes:?}");
+    assert!(
+        hashes[0].ends_with(":1") && hashes[1].ends_with(":1"),
+        "{hashes:?}"
+    );
     let hashes = emit::fingerprint::line_hashes(&"}\n".repeat(150));
-    assert_eq!(&hashes[..2], [format!("{}:1", &hashes[0][..hashes[0].len() - 2]), format!("{}:2", &hashes[0][..hashes[0].len() - 2])]);
+    assert_eq!(
+        &hashes[..2],
+        [
+            format!("{}:1", &hashes[0][..hashes[0].len() - 2]),
+            format!("{}:2", &hashes[0][..hashes[0].len() - 2])
+        ]
+    );
 }
 
 #[test]
@@ -298,12 +328,19 @@ fn sarif_carries_what_github_and_review_bots_need() {
     for r in rules {
         for key in ["shortDescription", "fullDescription"] {
             let text = r[key]["text"].as_str().unwrap();
-            assert!(!text.is_empty() && text.chars().count() <= 1024, "{key}: {text}");
+            assert!(
+                !text.is_empty() && text.chars().count() <= 1024,
+                "{key}: {text}"
+            );
         }
         assert_ne!(r["name"], r["id"]);
         assert!(r["help"]["markdown"].as_str().unwrap().starts_with("# "));
         assert!(r["properties"]["tags"].is_array());
-        assert!(r.get("properties").unwrap().get("security-severity").is_none());
+        assert!(r
+            .get("properties")
+            .unwrap()
+            .get("security-severity")
+            .is_none());
     }
     let (_, golden) = golden("sample.rs");
     let results = run["results"].as_array().unwrap();
@@ -317,13 +354,19 @@ fn sarif_carries_what_github_and_review_bots_need() {
             "GitHub's value for line {line}"
         );
         let uri = &res["locations"][0]["physicalLocation"]["artifactLocation"];
-        assert_eq!((uri["uri"].as_str(), uri["uriBaseId"].as_str()), (Some("src/sample.rs"), Some("%SRCROOT%")));
+        assert_eq!(
+            (uri["uri"].as_str(), uri["uriBaseId"].as_str()),
+            (Some("src/sample.rs"), Some("%SRCROOT%"))
+        );
     }
     assert!(results[0]["message"]["text"]
         .as_str()
         .unwrap()
         .contains("[per-request timeout](1)"));
-    assert!(results[1]["message"]["text"].as_str().unwrap().contains("\\[sample\\]"));
+    assert!(results[1]["message"]["text"]
+        .as_str()
+        .unwrap()
+        .contains("\\[sample\\]"));
     let mut applicabilities = Vec::new();
     for res in results {
         for fix in res["fixes"].as_array().unwrap() {
@@ -336,8 +379,13 @@ fn sarif_carries_what_github_and_review_bots_need() {
             }
         }
     }
-    assert_eq!(applicabilities, ["HasPlaceholders", "MachineApplicable", "MaybeIncorrect"]);
-    let notes = run["invocations"][0]["toolExecutionNotifications"].as_array().unwrap();
+    assert_eq!(
+        applicabilities,
+        ["HasPlaceholders", "MachineApplicable", "MaybeIncorrect"]
+    );
+    let notes = run["invocations"][0]["toolExecutionNotifications"]
+        .as_array()
+        .unwrap();
     assert_eq!(notes.len(), 2);
     assert_eq!(
         notes[1]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
@@ -436,7 +484,10 @@ fn multitool_problems(tool: &Path, sarif: &str) -> Vec<String> {
             problems.push(format!("{level} {}: {}", r["ruleId"], r["message"]));
         }
     }
-    for key in ["toolExecutionNotifications", "toolConfigurationNotifications"] {
+    for key in [
+        "toolExecutionNotifications",
+        "toolConfigurationNotifications",
+    ] {
         for n in run["invocations"][0][key].as_array().into_iter().flatten() {
             let id = n["descriptor"]["id"].as_str().unwrap_or("");
             let level = n["level"].as_str().unwrap_or("warning");
@@ -489,7 +540,10 @@ fn sarif_of_a_run_over_all_fixtures_is_valid_and_written_despite_findings() {
 fn the_validators_catch_bad_sarif() {
     let good = render("sarif", &sample());
     let bad = good.replacen("\"version\": \"2.1.0\"", "\"version\": \"2.0.0\"", 1);
-    assert!(!schema_errors(&bad).is_empty(), "schema accepted a wrong version");
+    assert!(
+        !schema_errors(&bad).is_empty(),
+        "schema accepted a wrong version"
+    );
     if let Some(tool) = multitool() {
         // The rule `name` must differ from its `id` (SARIF1001): a warning we fixed once.
         let bad = good.replace("\"UnboundedRetry\"", "\"unbounded-retry\"");
@@ -532,20 +586,27 @@ fn cargo_json_fixes_through_rustfix_equal_applying_the_edits() {
         assert!(msg.message.spans.iter().all(|s| !s.text.is_empty()));
         let code = msg.message.code.as_ref().unwrap();
         assert!(code.code.starts_with("timeoutlint::"), "{}", code.code);
-        assert!(msg
+        assert!(msg.message.children.iter().any(|c| c
             .message
-            .children
-            .iter()
-            .any(|c| c.message.starts_with("for further information visit https://")));
+            .starts_with("for further information visit https://")));
     }
     for (file, diags) in &report.files {
-        let lines: String = messages
+        let lines = messages
             .iter()
-            .filter(|(m, _)| m.message.spans.first().is_some_and(|s| s.file_name == file.path))
-            .map(|(_, raw)| format!("{raw}\n"))
-            .collect();
+            .filter(|(m, _)| {
+                m.message
+                    .spans
+                    .first()
+                    .is_some_and(|s| s.file_name == file.path)
+            })
+            .map(|(_, raw)| raw.to_string())
+            .collect::<Vec<_>>()
+            .join("\n");
         for (filter, levels) in [
-            (rustfix::Filter::MachineApplicableOnly, &[Applicability::MachineApplicable][..]),
+            (
+                rustfix::Filter::MachineApplicableOnly,
+                &[Applicability::MachineApplicable][..],
+            ),
             (
                 rustfix::Filter::Everything,
                 &[
@@ -564,7 +625,12 @@ fn cargo_json_fixes_through_rustfix_equal_applying_the_edits() {
                 .filter(|f| levels.contains(&f.applicability))
                 .flat_map(|f| f.edits.clone())
                 .collect();
-            assert_eq!(by_rustfix, emit::apply_edits(&file.text, &edits), "{}", file.path);
+            assert_eq!(
+                by_rustfix,
+                emit::apply_edits(&file.text, &edits),
+                "{}",
+                file.path
+            );
         }
     }
     // Outside any cargo package the lines are bare rustc diagnostics, as rustc prints them.
@@ -573,10 +639,7 @@ fn cargo_json_fixes_through_rustfix_equal_applying_the_edits() {
         let d: cargo_metadata::diagnostic::Diagnostic = serde_json::from_str(line).unwrap();
         assert!(d.rendered.is_some());
     }
-    let fixed = emit::apply_edits(
-        SAMPLE,
-        &report.files[0].1[1].fix.as_ref().unwrap().edits,
-    );
+    let fixed = emit::apply_edits(SAMPLE, &report.files[0].1[1].fix.as_ref().unwrap().edits);
     assert!(fixed.contains("for attempt in 0..5u32 {") && fixed.contains(".min(5_000)"));
 }
 
@@ -616,7 +679,11 @@ fn github_annotations_put_errors_first_and_say_what_was_left_out() {
         .chain(std::iter::repeat_n(Severity::Error, 12))
         .enumerate()
     {
-        let d = Diagnostic::new(rule("unbounded-retry"), Span::new(i * 10, i * 10 + 2), "m, 100%: x");
+        let d = Diagnostic::new(
+            rule("unbounded-retry"),
+            Span::new(i * 10, i * 10 + 2),
+            "m, 100%: x",
+        );
         diags.push(Diagnostic { severity, ..d });
     }
     let report = Report {
@@ -636,6 +703,10 @@ fn github_annotations_put_errors_first_and_say_what_was_left_out() {
     want.extend(["notice"; 10]);
     assert_eq!(levels, want, "{out}");
     assert!(out.contains("::error file=src/many.rs,line=15,col=1,endLine=15,endColumn=3,title=unbounded-retry::m, 100%25: x%0Asee: "));
-    assert!(out.lines().last().unwrap().starts_with("::notice title=timeoutlint::4 more findings are not annotated"));
+    assert!(out
+        .lines()
+        .last()
+        .unwrap()
+        .starts_with("::notice title=timeoutlint::4 more findings are not annotated"));
     assert_eq!(out.lines().filter(|l| !l.starts_with("::")).count(), 4);
 }
