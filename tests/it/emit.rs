@@ -6,6 +6,7 @@
 //! redacted.
 
 use std::collections::{BTreeMap, HashSet};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -427,7 +428,9 @@ fn multitool() -> Option<PathBuf> {
         "SARIF Multitool not found at {} (CI installs it in .ci/run)",
         path.display()
     );
-    eprintln!(
+    // Straight to the process's stderr: `eprintln!` would be captured and hidden by libtest.
+    let _ = writeln!(
+        std::io::stderr(),
         "\n======== SKIPPED: SARIF Multitool validation ========\n\
          not found at {}\n\
          install it: npm install --prefix .tools @microsoft/sarif-multitool-linux@5.7.0\n\
@@ -709,4 +712,68 @@ fn github_annotations_put_errors_first_and_say_what_was_left_out() {
         .unwrap()
         .starts_with("::notice title=timeoutlint::4 more findings are not annotated"));
     assert_eq!(out.lines().filter(|l| !l.starts_with("::")).count(), 4);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Several outputs in one run
+
+#[test]
+fn one_run_writes_every_requested_output_whatever_the_exit_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("bug.rs"),
+        "async fn f() {\n    for _attempt in 0..3 {\n        if g().await.is_ok() { return; }\n        std::thread::sleep(std::time::Duration::from_secs(1));\n    }\n}\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("broken.rs"), "// retry\nfn (").unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_timeoutlint"))
+            .args(args)
+            .current_dir(d)
+            .output()
+            .unwrap()
+    };
+    let out = run(&[
+        "--output",
+        "sarif=out/report.sarif",
+        "--output",
+        "json=report.json",
+        "--output",
+        "github",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "a file that does not parse");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.starts_with("::error file=broken.rs"), "{stdout}");
+    assert!(
+        stdout.contains("::warning file=bug.rs,line=4,col=9,"),
+        "{stdout}"
+    );
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("report.json")).unwrap()).unwrap();
+    assert_eq!(json["version"], 1);
+    assert_eq!(json["diagnostics"][0]["path"], "bug.rs");
+    assert_eq!(json["errors"][0]["path"], "broken.rs");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write out/report.sarif"));
+    // With the directory there, every report is written even though the exit code is 2.
+    std::fs::create_dir(d.join("out")).unwrap();
+    let out = run(&["--format", "concise", "--output", "sarif=out/report.sarif"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(std::fs::read_to_string(d.join("out/report.sarif"))
+        .unwrap()
+        .contains("\"2.1.0\""));
+    let out = run(&["--output", "json", "--output", "sarif"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("only one output can go to stdout"));
+    let out = run(&["--output", "xml=a.xml"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = run(&["--message-format=json", "--exit-zero", "bug.rs"]);
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let d: cargo_metadata::diagnostic::Diagnostic =
+        serde_json::from_str(stdout.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        d.spans[0].column_start, 9,
+        "a bare diagnostic outside any cargo package"
+    );
 }
