@@ -2,7 +2,7 @@
 //! secondary labelled spans, notes, a help line and the rule's doc pointer, then a summary.
 
 use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label, Severity as CsSeverity};
-use codespan_reporting::files::SimpleFiles;
+use codespan_reporting::files::{SimpleFile, SimpleFiles};
 use codespan_reporting::term::termcolor::{Buffer, WriteColor};
 use codespan_reporting::term::{self, Config};
 
@@ -65,13 +65,13 @@ pub fn render(report: &Report, color: bool) -> String {
 #[must_use]
 pub fn render_one(file: &SourceFile, d: &Diagnostic) -> String {
     let mut buf = Buffer::no_color();
-    let mut files = SimpleFiles::new();
-    let id = files.add(file.path.clone(), file.text.clone());
-    let _ = term::emit(&mut buf, &Config::default(), &files, &diagnostic(id, d));
+    // Borrowed, not copied: this runs once per finding.
+    let single = SimpleFile::new(file.path.as_str(), file.text.as_str());
+    let _ = term::emit(&mut buf, &Config::default(), &single, &diagnostic((), d));
     String::from_utf8_lossy(buf.as_slice()).into_owned()
 }
 
-fn diagnostic(id: usize, d: &Diagnostic) -> CsDiagnostic<usize> {
+fn diagnostic<Id: Copy>(id: Id, d: &Diagnostic) -> CsDiagnostic<Id> {
     let severity = match d.severity {
         Severity::Error => CsSeverity::Error,
         Severity::Warning => CsSeverity::Warning,
