@@ -92,9 +92,12 @@ pub struct Retry {
 #[derive(Debug, Clone, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct Cancellation {
-    /// Types.
+    /// Types that are always a cancellation source.
     #[serde(default)]
     pub types: Vec<String>,
+    /// Types that are one only under a cancellation-like name.
+    #[serde(default)]
+    pub weak_types: Vec<String>,
     /// Constructors.
     #[serde(default)]
     pub constructors: Vec<String>,
@@ -130,6 +133,7 @@ impl Apis {
             .bounding_methods
             .extend(other.retry.bounding_methods);
         self.cancellation.types.extend(other.cancellation.types);
+        self.cancellation.weak_types.extend(other.cancellation.weak_types);
         self.cancellation
             .constructors
             .extend(other.cancellation.constructors);

@@ -87,15 +87,12 @@ impl IdempotencyKey {
         let mut state = seed ^ n.wrapping_mul(0xA076_1D64_78BD_642F);
         let hi = crate::backoff::splitmix64(&mut state);
         let lo = crate::backoff::splitmix64(&mut state);
+        let bits = (u128::from(hi) << 64) | u128::from(lo);
         let mut out = [0u8; 32];
-        for (i, byte) in hi
-            .to_be_bytes()
-            .iter()
-            .chain(lo.to_be_bytes().iter())
-            .enumerate()
-        {
-            out[2 * i] = HEX[usize::from(byte >> 4)];
-            out[2 * i + 1] = HEX[usize::from(byte & 0xf)];
+        for (i, digit) in out.iter_mut().enumerate() {
+            // Nibble i, most significant first; the mask keeps the index below 16.
+            let nibble = (bits >> (124 - 4 * i)) & 0xf;
+            *digit = HEX[usize::try_from(nibble).unwrap_or(0)];
         }
         Self(KeyRepr::Generated(out))
     }

@@ -15,6 +15,7 @@ use crate::classify::{ByTrait, Classifier, Outcome};
 use crate::deadline::Deadline;
 use crate::error::{AttemptEnd, ErrorKind, RetryError};
 use crate::policy::RetryPolicy;
+use crate::reconcile::{NoReconcile, Observation};
 use crate::run::{Engine, ReplayGuard, Step};
 
 /// A cancellation flag that wakes blocked waits. Clone it into whoever may cancel.
@@ -68,10 +69,11 @@ impl CancelHandle {
 
 /// One blocking operation's settings; made by [`RetryPolicy::blocking`].
 #[must_use = "a BlockingCall does nothing until `.run(op)`"]
-pub struct BlockingCall<'p, K = ByTrait> {
+pub struct BlockingCall<'p, K = ByTrait, R = NoReconcile> {
     policy: &'p RetryPolicy,
     cancel: Option<CancelHandle>,
     classifier: K,
+    reconcile: R,
     idempotent: bool,
     deadline: Option<Deadline>,
     key: Option<IdempotencyKey>,
@@ -86,6 +88,7 @@ impl RetryPolicy {
             policy: self,
             cancel: None,
             classifier: ByTrait,
+            reconcile: NoReconcile,
             idempotent: true,
             deadline: None,
             key: None,
@@ -122,7 +125,7 @@ impl RetryPolicy {
     }
 }
 
-impl<'p, K> BlockingCall<'p, K> {
+impl<'p, K, R> BlockingCall<'p, K, R> {
     /// Waits end early, and no new attempt starts, once `cancel` is canceled.
     pub fn cancel_handle(mut self, cancel: CancelHandle) -> Self {
         self.cancel = Some(cancel);
@@ -130,11 +133,30 @@ impl<'p, K> BlockingCall<'p, K> {
     }
 
     /// Classifies errors with `classify`.
-    pub fn classify<E, K2: Fn(&E) -> Outcome>(self, classify: K2) -> BlockingCall<'p, K2> {
+    pub fn classify<E, K2: Fn(&E) -> Outcome>(self, classify: K2) -> BlockingCall<'p, K2, R> {
         BlockingCall {
             policy: self.policy,
             cancel: self.cancel,
             classifier: classify,
+            reconcile: self.reconcile,
+            idempotent: self.idempotent,
+            deadline: self.deadline,
+            key: self.key,
+            partition: self.partition,
+            replay: self.replay,
+        }
+    }
+
+    /// Consults `observe` after every ambiguous outcome (see [`Observation`]).
+    pub fn reconcile<T, E, R2>(self, observe: R2) -> BlockingCall<'p, K, R2>
+    where
+        R2: FnMut(&Attempt, Option<&E>) -> Observation<T>,
+    {
+        BlockingCall {
+            policy: self.policy,
+            cancel: self.cancel,
+            classifier: self.classifier,
+            reconcile: observe,
             idempotent: self.idempotent,
             deadline: self.deadline,
             key: self.key,
@@ -178,9 +200,10 @@ impl<'p, K> BlockingCall<'p, K> {
     /// # Errors
     ///
     /// The [`RetryError`] that explains why the runtime gave up.
-    pub fn run<T, E, Op>(self, mut op: Op) -> Result<T, RetryError<E>>
+    pub fn run<T, E, Op>(mut self, mut op: Op) -> Result<T, RetryError<E>>
     where
         K: Classifier<E>,
+        R: ReconcileBlocking<T, E>,
         Op: FnMut(Attempt) -> Result<T, E>,
     {
         let now = std_now();
@@ -221,20 +244,36 @@ impl<'p, K> BlockingCall<'p, K> {
             );
             let in_attempt = attempt_span.enter();
             let result = op(attempt.clone());
-            let outcome = match result {
+            let (outcome, hint) = match result {
                 Ok(value) => return Ok(value),
                 Err(error) => {
                     let outcome = self.classifier.classify(&error);
+                    let hint = self.classifier.retry_after(&error);
                     last_error = Some(error);
-                    outcome
+                    (outcome, hint)
                 }
             };
             engine.record(&attempt, started, std_now(), AttemptEnd::Failed(outcome));
+            let mut proven_not_applied = false;
+            if outcome == Outcome::Ambiguous {
+                match self.reconcile.observe(&attempt, last_error.as_ref()) {
+                    Some(Observation::Committed(value)) => return Ok(value),
+                    Some(Observation::NotApplied) => proven_not_applied = true,
+                    Some(Observation::Unknown) | None => {}
+                }
+            }
             let replayable = self
                 .replay
                 .as_ref()
                 .map_or(true, ReplayGuard::is_replayable);
-            let step = engine.after_failure(&attempt, outcome, false, replayable, std_now());
+            let step = engine.after_failure(
+                &attempt,
+                outcome,
+                hint,
+                proven_not_applied,
+                replayable,
+                std_now(),
+            );
             // The wait belongs to the operation, not to the attempt that just ended.
             drop(in_attempt);
             match step {
@@ -252,6 +291,28 @@ impl<'p, K> BlockingCall<'p, K> {
                 Step::GiveUp(kind) => return Err(engine.give_up(kind, last_error)),
             }
         }
+    }
+}
+
+/// A reconciliation hook for the blocking flavour; implemented for closures
+/// `FnMut(&Attempt, Option<&E>) -> Observation<T>` and by [`NoReconcile`].
+pub trait ReconcileBlocking<T, E> {
+    /// What the remote side shows about `attempt`; `None` means there is no hook.
+    fn observe(&mut self, attempt: &Attempt, error: Option<&E>) -> Option<Observation<T>>;
+}
+
+impl<T, E> ReconcileBlocking<T, E> for NoReconcile {
+    fn observe(&mut self, _attempt: &Attempt, _error: Option<&E>) -> Option<Observation<T>> {
+        None
+    }
+}
+
+impl<T, E, F> ReconcileBlocking<T, E> for F
+where
+    F: FnMut(&Attempt, Option<&E>) -> Observation<T>,
+{
+    fn observe(&mut self, attempt: &Attempt, error: Option<&E>) -> Option<Observation<T>> {
+        Some(self(attempt, error))
     }
 }
 

@@ -14,12 +14,13 @@ pub enum Outcome {
     /// The remote side did not act on the request (connect refused, DNS failure, TLS failure,
     /// refused stream, 408). Safe to retry for every method.
     NotApplied,
-    /// A transient failure that may or may not have had an effect (503 without `Retry-After`).
-    /// Retried only when the operation is idempotent or carries an idempotency key.
+    /// A transient failure that may or may not have had an effect (503). Retried only when
+    /// the operation is idempotent or carries an idempotency key. A server hint still applies
+    /// through [`Classify::retry_after`] / [`Classifier::retry_after`].
     Retryable,
-    /// The server refused and asked to slow down (429, or 503 with `Retry-After`); not applied.
-    /// `retry_after` is the server's hint: a floor for the wait, capped by the policy's maximum
-    /// and by the time left.
+    /// The server refused and asked to slow down (429); not applied. `retry_after` is the
+    /// server's hint: a floor for the wait, capped by the policy's maximum and by the time
+    /// left.
     Throttled {
         /// The server's hint, already converted to a duration.
         retry_after: Option<Duration>,
@@ -61,9 +62,8 @@ impl Outcome {
             // The server gave up waiting for the request: it never processed it.
             408 => Outcome::NotApplied,
             429 => Outcome::Throttled { retry_after },
-            // A 503 that names a time to come back is the server declining the work; a bare
-            // 503 may come from a proxy after the origin acted, so it needs idempotency.
-            503 if retry_after.is_some() => Outcome::Throttled { retry_after },
+            // A 503 may come from a proxy after the origin acted, so replaying it needs
+            // idempotency; its `Retry-After` is honoured through `Classify::retry_after`.
             503 => Outcome::Retryable,
             500 | 502 | 504 => Outcome::Ambiguous,
             _ => Outcome::Permanent,
@@ -107,6 +107,12 @@ impl std::fmt::Display for Outcome {
 pub trait Classify {
     /// The outcome of this error.
     fn outcome(&self) -> Outcome;
+
+    /// A server's hint for when to retry, for outcomes other than [`Outcome::Throttled`]
+    /// (which carries its own); for example the `Retry-After` of a 503.
+    fn retry_after(&self) -> Option<Duration> {
+        None
+    }
 }
 
 impl Classify for std::io::Error {
@@ -139,6 +145,11 @@ impl Classify for Outcome {
 pub trait Classifier<E> {
     /// The outcome of `error`.
     fn classify(&self, error: &E) -> Outcome;
+
+    /// A server's hint for when to retry after `error` (see [`Classify::retry_after`]).
+    fn retry_after(&self, _error: &E) -> Option<Duration> {
+        None
+    }
 }
 
 /// The classifier that asks the error itself through [`Classify`].
@@ -148,6 +159,10 @@ pub struct ByTrait;
 impl<E: Classify> Classifier<E> for ByTrait {
     fn classify(&self, error: &E) -> Outcome {
         error.outcome()
+    }
+
+    fn retry_after(&self, error: &E) -> Option<Duration> {
+        error.retry_after()
     }
 }
 

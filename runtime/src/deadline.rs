@@ -21,10 +21,9 @@ use tokio::time::Instant;
 /// assert!(deadline.remaining() <= Duration::from_secs(2));
 /// assert!(Deadline::never().remaining() == Duration::MAX);
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+// No `Ord`: `Option`'s order would put `never` first; `earliest` says what is meant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Deadline {
-    // `None` sorts before `Some` in `Option`'s order, so the order is inverted by hand in
-    // `earliest`; do not rely on the derived `Ord` to mean "earlier".
     at: Option<Instant>,
 }
 

@@ -2,7 +2,7 @@
 //!
 //! Per attempt it sets the request timeout to the attempt's timeout (so the time left, not a
 //! fixed number, bounds each send), puts the operation's idempotency key in a header, turns
-//! `Retry-After` into a wait floor, and retries POST/PATCH only on outcomes that were not
+//! `Retry-After` (of a 429 or a 503) into a wait floor, and retries POST/PATCH only on outcomes that were not
 //! applied unless the request carries an idempotency key. Bodies are rebuilt per attempt by a
 //! factory, or cloned when the request owns a cloneable body; a streaming body is sent once and
 //! a retry it would need ends in `RetryError::NotReplayable`.
@@ -98,6 +98,13 @@ impl Classify for HttpError {
                     .unwrap_or(Outcome::Permanent)
             }
             HttpError::NotReplayable => Outcome::Permanent,
+        }
+    }
+
+    fn retry_after(&self) -> Option<std::time::Duration> {
+        match self {
+            HttpError::Status(response) => retry_after(response),
+            _ => None,
         }
     }
 }

@@ -6,6 +6,12 @@
 //! ends in `NotReplayable`). [`ReplayRequest::prepare`] lets each attempt carry its timeout and
 //! the idempotency key (a `grpc-timeout` header, an `idempotency-key` metadata entry).
 //!
+//! With tonic, a channel's `http::Request<tonic::body::Body>` is not `Clone`: give the layer a
+//! `replay` closure for requests whose body you can copy, or (simpler for unary calls) run the
+//! client call itself through [`RetryPolicy::call`], building the `tonic::Request` from the
+//! message per attempt with `set_timeout(attempt.timeout)` and the key in its metadata, and
+//! classifying `tonic::Status` with [`crate::Outcome::for_grpc_code`].
+//!
 //! ```
 //! use std::time::Duration;
 //! use timeoutlint_retry::{layer::RetryLayer, Outcome, RetryPolicy};

@@ -56,7 +56,7 @@ mod run;
 
 pub use attempt::{Attempt, IdempotencyKey};
 pub use backoff::{Backoff, Jitter};
-pub use blocking::{BlockingCall, CancelHandle};
+pub use blocking::{BlockingCall, CancelHandle, ReconcileBlocking};
 pub use budget::{RetryBudget, RetryBudgets};
 pub use classify::{ByTrait, Classifier, Classify, Outcome};
 pub use deadline::Deadline;

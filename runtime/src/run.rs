@@ -284,13 +284,16 @@ impl<'p, C, K, R> Call<'p, C, K, R> {
             partition,
             replay,
         } = self;
+        // One clock read serves the start of the operation and of its first attempt; the
+        // attempt's timer is set from it with `timeout_at`, which reads no clock again.
+        let start = Instant::now();
         let mut engine = Engine::new(
             policy,
             deadline,
             idempotent,
             key,
             partition.as_deref(),
-            Instant::now(),
+            start,
         );
         let span = tracing::debug_span!(
             "retry",
@@ -304,7 +307,7 @@ impl<'p, C, K, R> Call<'p, C, K, R> {
             let mut number = 0u32;
             loop {
                 number += 1;
-                let started = Instant::now();
+                let started = if number == 1 { start } else { Instant::now() };
                 let attempt = match engine.next_attempt(number, started) {
                     Ok(attempt) => attempt,
                     Err(kind) => return Err(engine.give_up(kind, last_error)),
@@ -315,11 +318,14 @@ impl<'p, C, K, R> Call<'p, C, K, R> {
                     timeout_ms = duration_ms(attempt.timeout),
                     remaining_ms = duration_ms(engine.deadline.remaining_at(started)),
                 );
-                let work = tokio::time::timeout(attempt.timeout, op(attempt.clone()));
+                let work = match started.checked_add(attempt.timeout) {
+                    Some(at) => tokio::time::timeout_at(at, op(attempt.clone())),
+                    None => tokio::time::timeout(attempt.timeout, op(attempt.clone())),
+                };
                 let result = race(cancel.as_mut(), work)
                     .instrument(attempt_span.clone())
                     .await;
-                let (end, outcome) = match result {
+                let (end, outcome, hint) = match result {
                     None => {
                         attempt_span.in_scope(|| {
                             engine.record(&attempt, started, Instant::now(), AttemptEnd::Canceled);
@@ -329,11 +335,12 @@ impl<'p, C, K, R> Call<'p, C, K, R> {
                     Some(Ok(Ok(value))) => return Ok(value),
                     Some(Ok(Err(error))) => {
                         let outcome = classifier.classify(&error);
+                        let hint = classifier.retry_after(&error);
                         last_error = Some(error);
-                        (AttemptEnd::Failed(outcome), outcome)
+                        (AttemptEnd::Failed(outcome), outcome, hint)
                     }
                     // The request may have been written before the timer fired.
-                    Some(Err(_elapsed)) => (AttemptEnd::TimedOut, Outcome::Ambiguous),
+                    Some(Err(_elapsed)) => (AttemptEnd::TimedOut, Outcome::Ambiguous, None),
                 };
                 attempt_span.in_scope(|| engine.record(&attempt, started, Instant::now(), end));
 
@@ -367,6 +374,7 @@ impl<'p, C, K, R> Call<'p, C, K, R> {
                     engine.after_failure(
                         &attempt,
                         outcome,
+                        hint,
                         proven_not_applied,
                         replayable,
                         Instant::now(),
@@ -528,6 +536,7 @@ impl<'p> Engine<'p> {
         &mut self,
         attempt: &Attempt,
         outcome: Outcome,
+        hint: Option<Duration>,
         proven_not_applied: bool,
         replayable: bool,
         now: Instant,
@@ -592,12 +601,11 @@ impl<'p> Engine<'p> {
             .backoff
             .delay(attempt.number, self.previous_wait, rng);
         let mut wait = backoff;
-        let mut retry_after = None;
-        if let Outcome::Throttled {
-            retry_after: Some(hint),
-        } = outcome
-        {
-            retry_after = Some(hint);
+        let retry_after = match outcome {
+            Outcome::Throttled { retry_after } => retry_after,
+            _ => hint,
+        };
+        if let Some(hint) = retry_after {
             if hint > self.policy.retry_after_cap || hint > room {
                 return give_up(
                     ErrorKind::RetryAfterTooLong,

@@ -122,6 +122,46 @@ async fn p01_attempts_and_waits_are_capped_by_the_time_left() {
     assert_eq!(err.history()[1].timeout, Duration::from_millis(500));
 }
 
+/// A deadline propagated from the caller wins when it is earlier than the policy's, and a
+/// deadline already too close starts no attempt at all.
+#[tokio::test(start_paused = true)]
+async fn p01_a_callers_earlier_deadline_wins() {
+    let policy = RetryPolicy::builder()
+        .total(Duration::from_secs(30))
+        .build()
+        .unwrap();
+    let upstream = Deadline::after(Duration::from_secs(2));
+    let err = policy
+        .call()
+        .deadline(upstream)
+        .run(|attempt| async move {
+            assert_eq!(attempt.deadline, upstream);
+            assert!(attempt.timeout <= Duration::from_secs(2));
+            std::future::pending::<Result<(), Outcome>>().await
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::DeadlineExceeded);
+    assert_eq!(err.attempts(), 1);
+
+    let calls = AtomicU32::new(0);
+    let err = policy
+        .call()
+        .deadline(Deadline::after(Duration::from_millis(10)))
+        .run(|_| {
+            calls.fetch_add(1, Ordering::SeqCst);
+            async { Ok::<(), Outcome>(()) }
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::DeadlineExceeded);
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        0,
+        "10 ms is under the 50 ms minimum"
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // 2. Cancellation.
 
@@ -425,6 +465,11 @@ fn p05_status_classification() {
     for (code, expected) in cases {
         assert_eq!(Outcome::for_http_status(code, None), expected, "{code}");
     }
+    // A 503's Retry-After does not make it safe for a POST; the hint still sets the wait.
+    assert_eq!(
+        Outcome::for_http_status(503, Some(Duration::from_secs(1))),
+        Some(Retryable)
+    );
     assert_eq!(Outcome::for_grpc_code(14), Some(NotApplied));
     assert_eq!(Outcome::for_grpc_code(4), Some(Ambiguous));
 }
@@ -498,6 +543,37 @@ async fn p06_reconciliation_resolves_ambiguous_writes() {
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Ambiguous);
     assert_eq!(err.attempts(), 1);
+}
+
+/// The blocking flavour reconciles the same way.
+#[test]
+fn p06_blocking_reconciliation() {
+    let policy = RetryPolicy::builder()
+        .backoff(fast_backoff())
+        .build()
+        .unwrap();
+    let attaches = AtomicU32::new(0);
+    let value = policy
+        .blocking()
+        .idempotent(false)
+        .reconcile(|attempt, _err: Option<&Outcome>| {
+            assert_eq!(attempt.number, 1);
+            Observation::Committed("attached")
+        })
+        .run(|_| {
+            attaches.fetch_add(1, Ordering::SeqCst);
+            Err(Outcome::Ambiguous)
+        })
+        .unwrap();
+    assert_eq!(value, "attached");
+    assert_eq!(attaches.load(Ordering::SeqCst), 1);
+
+    let err = policy
+        .blocking()
+        .idempotent(false)
+        .run(|_| Err::<(), _>(Outcome::Ambiguous))
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Ambiguous);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -605,6 +681,45 @@ fn imf_fixdate(unix: u64) -> String {
         rem % 3600 / 60,
         rem % 60
     )
+}
+
+/// A hint on a non-throttled outcome (a 503's `Retry-After`) is honoured the same way, through
+/// `Classify::retry_after`.
+#[tokio::test(start_paused = true)]
+async fn p07_retry_after_of_a_transient_failure_is_honoured() {
+    #[derive(Debug)]
+    struct Unavailable503(Duration);
+    impl timeoutlint_retry::Classify for Unavailable503 {
+        fn outcome(&self) -> Outcome {
+            Outcome::Retryable
+        }
+        fn retry_after(&self) -> Option<Duration> {
+            Some(self.0)
+        }
+    }
+    let policy = RetryPolicy::builder()
+        .max_attempts(2)
+        .total(Duration::from_secs(10))
+        .backoff(fast_backoff())
+        .build()
+        .unwrap();
+    let err = policy
+        .run(|_| async { Err::<(), _>(Unavailable503(Duration::from_secs(2))) })
+        .await
+        .unwrap_err();
+    assert_eq!(err.history()[0].wait, Some(Duration::from_secs(2)));
+    let err = policy
+        .run(|_| async { Err::<(), _>(Unavailable503(Duration::from_secs(60))) })
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::RetryAfterTooLong);
+    // Not idempotent: a hint does not make a transient failure safe to replay.
+    let err = policy
+        .run_non_idempotent(|_| async { Err::<(), _>(Unavailable503(Duration::from_secs(1))) })
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unavailable);
+    assert_eq!(err.attempts(), 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -961,4 +1076,26 @@ async fn error_messages_read_as_sentences() {
         "unavailable: attempts exhausted after 1 attempt; last error: connection refused"
     );
     assert!(std::error::Error::source(&err).is_some());
+}
+
+/// The futures can be spawned on a multi-threaded runtime.
+#[test]
+fn futures_are_send() {
+    fn assert_send<T: Send>(_: &T) {}
+    let policy = RetryPolicy::default();
+    let client = reqwest::Client::new();
+    let token = CancellationToken::new();
+    let core = policy.run_with_cancel(token.cancelled(), |_| async { Ok::<_, Outcome>(1) });
+    assert_send(&core);
+    let http = client
+        .get("http://127.0.0.1:9/")
+        .retrying(&policy)
+        .idempotency_key()
+        .cancel_on(token.cancelled())
+        .send();
+    assert_send(&http);
+    let factory = policy
+        .request(|_| client.post("http://127.0.0.1:9/").body("x"))
+        .send();
+    assert_send(&factory);
 }

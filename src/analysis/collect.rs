@@ -196,8 +196,8 @@ impl Collector<'_> {
             match input {
                 syn::FnArg::Typed(pt) => {
                     let ty = pt.ty.to_token_stream().to_string().replace(' ', "");
-                    if self.is_cancel_type(&ty) {
-                        let name = pt.pat.to_token_stream().to_string();
+                    let name = pt.pat.to_token_stream().to_string();
+                    if self.is_cancel_source(&ty, &name) {
                         let span = self.span(pt.span());
                         self.facts.functions[idx]
                             .cancel_sources
@@ -217,8 +217,8 @@ impl Collector<'_> {
         }
     }
 
-    fn is_cancel_type(&self, ty: &str) -> bool {
-        is_cancel_type(self.apis, ty)
+    fn is_cancel_source(&self, ty: &str, name: &str) -> bool {
+        is_cancel_source(self.apis, ty, name)
     }
 
     fn fn_like(
@@ -295,6 +295,10 @@ impl Collector<'_> {
         body: &syn::Block,
     ) -> Option<usize> {
         let mut scan = LoopScan::new(self.apis, label.map(|l| l.name.ident.to_string()));
+        scan.tail_exit = body.stmts.last().and_then(|s| match s {
+            syn::Stmt::Expr(e @ (Expr::Return(_) | Expr::Break(_)), _) => Some(e as *const Expr),
+            _ => None,
+        });
         if let Some(h) = header {
             if kind == SiteKind::While {
                 scan.condition(h);
@@ -350,8 +354,9 @@ impl Collector<'_> {
             (SiteKind::While, Some(cond)) => literal_cap(cond).unwrap_or(Cap::Symbolic),
             _ => Cap::None,
         };
-        if !scan.has_exit && kind == SiteKind::Loop {
-            // A loop that never leaves on success is periodic work, not a retry.
+        if !scan.success_exit && kind == SiteKind::Loop {
+            // A `loop` that never leaves on success is periodic work (a heartbeat, a poller, a
+            // flusher that stops on shutdown), not a retry.
             return None;
         }
         let mut bounded_by_comparison = false;
@@ -388,6 +393,7 @@ impl Collector<'_> {
             cap,
             deadline,
             checks_cancel: scan.checks_cancel,
+            exits_on_failure: scan.failure_exit,
             sleeps: Vec::new(),
             comparison_words: scan.comparisons.into_iter().map(|c| c.words).collect(),
         };
@@ -411,6 +417,7 @@ impl Collector<'_> {
             cap,
             deadline,
             checks_cancel: false,
+            exits_on_failure: false,
             sleeps: Vec::new(),
             comparison_words: Vec::new(),
         })
@@ -573,9 +580,10 @@ impl<'ast> Visit<'ast> for Collector<'_> {
         }
         if let Some(f) = self.fn_stack.last().copied() {
             let typed = match &l.pat {
-                Pat::Type(pt) => {
-                    self.is_cancel_type(&pt.ty.to_token_stream().to_string().replace(' ', ""))
-                }
+                Pat::Type(pt) => self.is_cancel_source(
+                    &pt.ty.to_token_stream().to_string().replace(' ', ""),
+                    &pt.pat.to_token_stream().to_string(),
+                ),
                 _ => false,
             };
             let made = l.init.as_ref().is_some_and(|init| {
@@ -768,13 +776,13 @@ fn struct_cancel_fields(
             for f in &s.fields {
                 let ty = f.ty.to_token_stream().to_string().replace(' ', "");
                 if let Some(id) = &f.ident {
-                    if is_cancel_type(self.apis, &ty) {
+                    if is_cancel_source(self.apis, &ty, &id.to_string()) {
                         self.out
                             .entry(s.ident.to_string())
                             .or_default()
                             .push(CancelSource {
                                 name: format!("self.{id}"),
-                                span: span_of(self.src, f.span()),
+                                span: span_of(self.src, id.span()),
                             });
                     }
                 }
@@ -790,8 +798,21 @@ fn struct_cancel_fields(
     v.out
 }
 
-fn is_cancel_type(apis: &Apis, ty: &str) -> bool {
-    apis.cancellation.types.iter().any(|t| {
+/// Is a value of type `ty` named `name` a cancellation source?
+fn is_cancel_source(apis: &Apis, ty: &str, name: &str) -> bool {
+    if type_mentions(&apis.cancellation.types, ty) {
+        return true;
+    }
+    let mut words = BTreeSet::new();
+    super::words::split_ident(name, &mut words);
+    type_mentions(&apis.cancellation.weak_types, ty)
+        && words
+            .iter()
+            .any(|w| apis.cancellation.names.iter().any(|n| n == w))
+}
+
+fn type_mentions(types: &[String], ty: &str) -> bool {
+    types.iter().any(|t| {
         ty.match_indices(t.as_str()).any(|(i, _)| {
             let before = ty[..i].chars().next_back();
             let after = ty[i + t.len()..].chars().next();
@@ -838,6 +859,21 @@ fn literal_take(text: &str) -> Option<u64> {
     digits.parse().ok()
 }
 
+/// `Ok(..)` / `Some(..)` with no `Err` inside: the arm or branch of a success.
+fn success_pattern(p: &Pat) -> bool {
+    match p {
+        Pat::TupleStruct(t) => {
+            t.path
+                .segments
+                .last()
+                .is_some_and(|s| s.ident == "Ok" || s.ident == "Some")
+                && !ident_words_of(&t.elems).contains("err")
+        }
+        Pat::Ident(i) => i.subpat.as_ref().is_some_and(|(_, p)| success_pattern(p)),
+        _ => false,
+    }
+}
+
 fn strip_parens(mut e: &Expr) -> &Expr {
     while let Expr::Paren(p) = e {
         e = &p.expr;
@@ -870,6 +906,15 @@ struct LoopScan<'a> {
     closure_depth: usize,
     has_continue: bool,
     has_exit: bool,
+    /// An exit on a success path (an `Ok` arm, `if let Ok`, the loop's unconditional tail).
+    success_exit: bool,
+    /// An exit that is not plainly a success (`?`, `return Err`, a conditional `break`).
+    failure_exit: bool,
+    success_depth: usize,
+    inner_labels: Vec<String>,
+    /// The loop body's last statement when it is an unconditional `return` / `break`: reached
+    /// only when no failure path went round, so a success exit.
+    tail_exit: Option<*const Expr>,
     err_path: bool,
     has_tick: bool,
     checks_cancel: bool,
@@ -888,6 +933,11 @@ impl<'a> LoopScan<'a> {
             closure_depth: 0,
             has_continue: false,
             has_exit: false,
+            success_exit: false,
+            failure_exit: false,
+            success_depth: 0,
+            inner_labels: Vec::new(),
+            tail_exit: None,
             err_path: false,
             has_tick: false,
             checks_cancel: false,
@@ -907,6 +957,42 @@ impl<'a> LoopScan<'a> {
         match label {
             Some(l) => self.label.as_deref() == Some(&l.ident.to_string()),
             None => self.loop_depth == 0,
+        }
+    }
+
+    fn enter(&mut self, label: Option<&syn::Label>) {
+        self.loop_depth += 1;
+        if let Some(l) = label {
+            self.inner_labels.push(l.name.ident.to_string());
+        }
+    }
+
+    fn leave(&mut self, label: Option<&syn::Label>) {
+        self.loop_depth -= 1;
+        if label.is_some() {
+            self.inner_labels.pop();
+        }
+    }
+
+    /// `continue 'outer` / `break 'outer` naming a loop around this one leaves this loop.
+    fn leaves_us(&self, label: Option<&syn::Lifetime>) -> bool {
+        label.is_some_and(|l| {
+            let name = l.ident.to_string();
+            self.label.as_deref() != Some(&name) && !self.inner_labels.contains(&name)
+        })
+    }
+
+    fn exit(&mut self, e: &Expr, value: Option<&Expr>) {
+        self.has_exit = true;
+        let ok_value = value.is_some_and(|v| {
+            matches!(strip_parens(v), Expr::Call(c) if matches!(&*c.func, Expr::Path(p)
+                if p.path.segments.last().is_some_and(|s| s.ident == "Ok" || s.ident == "Some")))
+        });
+        let tail = self.tail_exit.is_some_and(|t| std::ptr::eq(t, e));
+        if self.success_depth > 0 || ok_value || tail {
+            self.success_exit = true;
+        } else {
+            self.failure_exit = true;
         }
     }
 
@@ -936,62 +1022,75 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
     }
 
     fn visit_expr_loop(&mut self, e: &'ast syn::ExprLoop) {
-        self.loop_depth += 1;
+        self.enter(e.label.as_ref());
         visit::visit_expr_loop(self, e);
-        self.loop_depth -= 1;
+        self.leave(e.label.as_ref());
     }
 
     fn visit_expr_while(&mut self, e: &'ast syn::ExprWhile) {
         self.condition(&e.cond);
-        self.loop_depth += 1;
+        self.enter(e.label.as_ref());
         visit::visit_expr_while(self, e);
-        self.loop_depth -= 1;
+        self.leave(e.label.as_ref());
     }
 
     fn visit_expr_for_loop(&mut self, e: &'ast syn::ExprForLoop) {
         self.visit_expr(&e.expr);
-        self.loop_depth += 1;
+        self.enter(e.label.as_ref());
         self.visit_block(&e.body);
-        self.loop_depth -= 1;
+        self.leave(e.label.as_ref());
     }
 
     fn visit_expr_if(&mut self, e: &'ast syn::ExprIf) {
         self.condition(&e.cond);
-        visit::visit_expr_if(self, e);
+        self.visit_expr(&e.cond);
+        let success = match &*e.cond {
+            Expr::Let(l) => success_pattern(&l.pat),
+            c => ident_words_of(c).iter().any(|w| w == "success" || w == "ok"),
+        };
+        self.success_depth += usize::from(success);
+        self.visit_block(&e.then_branch);
+        self.success_depth -= usize::from(success);
+        if let Some((_, els)) = &e.else_branch {
+            self.visit_expr(els);
+        }
     }
 
     fn visit_arm(&mut self, a: &'ast syn::Arm) {
         if let Some((_, g)) = &a.guard {
             self.condition(g);
         }
+        let success = success_pattern(&a.pat);
+        self.success_depth += usize::from(success);
         visit::visit_arm(self, a);
+        self.success_depth -= usize::from(success);
     }
 
     fn visit_expr_continue(&mut self, e: &'ast syn::ExprContinue) {
         if self.closure_depth == 0 && self.targets_us(e.label.as_ref()) {
             self.has_continue = true;
+        } else if self.closure_depth == 0 && self.leaves_us(e.label.as_ref()) {
+            self.has_exit = true;
+            self.failure_exit = true;
         }
     }
 
-    fn visit_expr_break(&mut self, e: &'ast syn::ExprBreak) {
-        if self.closure_depth == 0 && self.targets_us(e.label.as_ref()) {
-            self.has_exit = true;
+    fn visit_expr(&mut self, e: &'ast Expr) {
+        match e {
+            Expr::Break(b)
+                if self.closure_depth == 0
+                    && (self.targets_us(b.label.as_ref()) || self.leaves_us(b.label.as_ref())) =>
+            {
+                self.exit(e, b.expr.as_deref());
+            }
+            Expr::Return(r) if self.closure_depth == 0 => self.exit(e, r.expr.as_deref()),
+            Expr::Try(_) if self.closure_depth == 0 => {
+                self.has_exit = true;
+                self.failure_exit = true;
+            }
+            _ => {}
         }
-        visit::visit_expr_break(self, e);
-    }
-
-    fn visit_expr_return(&mut self, e: &'ast syn::ExprReturn) {
-        if self.closure_depth == 0 {
-            self.has_exit = true;
-        }
-        visit::visit_expr_return(self, e);
-    }
-
-    fn visit_expr_try(&mut self, e: &'ast syn::ExprTry) {
-        if self.closure_depth == 0 {
-            self.has_exit = true;
-        }
-        visit::visit_expr_try(self, e);
+        visit::visit_expr(self, e);
     }
 
     fn visit_pat_tuple_struct(&mut self, p: &'ast syn::PatTupleStruct) {
@@ -1032,7 +1131,6 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
                 self.err_path = true;
             }
             "tick" => self.has_tick = true,
-            "elapsed" | "saturating_duration_since" | "duration_since" => self.time_check = true,
             "next" | "next_back" => {
                 let w = words_of(&*m.receiver);
                 if w.iter().any(|w| STRATEGY_WORDS.contains(&w.as_str())) {
@@ -1073,9 +1171,11 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
             .unwrap_or_default();
         if EXIT_MACROS.contains(&name.as_str()) && self.closure_depth == 0 {
             self.has_exit = true;
+            self.failure_exit = true;
         }
         if name == "ensure" {
             self.has_exit = true;
+            self.failure_exit = true;
             let words = words_of(&mac.tokens);
             self.comparisons.push(Comparison {
                 words,

@@ -135,6 +135,9 @@ pub struct RetrySite {
     pub deadline: Option<Deadline>,
     /// The site checks a cancellation signal between attempts (or races one in `select!`).
     pub checks_cancel: bool,
+    /// Some exit is not plainly a success (`?`, `return Err(..)`, a conditional `break`): the
+    /// failure it leaves on may be the bound, so the site is not known to be unbounded.
+    pub exits_on_failure: bool,
     /// Indices into [`Facts::sleeps`].
     pub sleeps: Vec<usize>,
     /// Words of every comparison inside the site (to tell whether a wait is capped).

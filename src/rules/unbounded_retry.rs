@@ -22,8 +22,12 @@ pub(crate) static RULE: Rule = Rule {
 fn check(cx: &Context) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for site in &cx.facts.sites {
-        // Any cap, time bound or stop signal ends the site without success.
-        if site.cap != Cap::None || site.deadline.is_some() || site.checks_cancel {
+        // Any cap, time bound, stop signal or exit on failure may end the site without success.
+        if site.cap != Cap::None
+            || site.deadline.is_some()
+            || site.checks_cancel
+            || site.exits_on_failure
+        {
             continue;
         }
         let (message, label) = match &site.kind {

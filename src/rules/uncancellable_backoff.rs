@@ -60,7 +60,10 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
             )
             .label("a stop request waits for this sleep to finish")
             .help(RACE_HELP)
-        } else if site.deadline == Some(Deadline::Manual) && !sleep.capped(facts) {
+        } else if site.deadline == Some(Deadline::Manual)
+            && !sleep.capped(facts)
+            && !short_constant(&sleep.duration)
+        {
             Diagnostic::new(
                 &RULE,
                 sleep.span,
@@ -76,4 +79,23 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
         out.push(d);
     }
     out
+}
+
+/// A literal wait under a second (`Duration::from_millis(500)`): a poll interval whose overshoot
+/// past a deadline is negligible, unlike a growing backoff.
+fn short_constant(duration: &str) -> bool {
+    let compact: String = duration.chars().filter(|c| !c.is_whitespace()).collect();
+    let Some(open) = compact.find('(') else {
+        return false;
+    };
+    let (head, arg) = compact.split_at(open);
+    let Ok(n) = arg.trim_start_matches('(').trim_end_matches(')').replace('_', "").parse::<u64>() else {
+        return false;
+    };
+    match head.rsplit("::").next() {
+        Some("from_millis") => n < 1000,
+        Some("from_micros" | "from_nanos") => true,
+        Some("from_secs") => n == 0,
+        _ => false,
+    }
 }
