@@ -43,7 +43,8 @@ pub fn render(report: &Report) -> String {
         notifications.push(json!({
             "level": "warning",
             "message": {"text": format!(
-                "{dropped} findings were left out: GitHub accepts at most {MAX_RESULTS} results per run."
+                "{dropped} finding{} left out: GitHub accepts at most {MAX_RESULTS} results per run.",
+                if dropped == 1 { " was" } else { "s were" }
             )},
         }));
     }

@@ -777,3 +777,29 @@ fn one_run_writes_every_requested_output_whatever_the_exit_code() {
         "a bare diagnostic outside any cargo package"
     );
 }
+
+#[test]
+fn sarif_stops_at_githubs_result_limit_and_says_so() {
+    let file = SourceFile::new("src/many.rs", "fn f() {}\n");
+    let diags: Vec<Diagnostic> = (0..=emit::sarif::MAX_RESULTS)
+        .map(|_| Diagnostic::new(rule("unbounded-retry"), Span::new(0, 2), "m"))
+        .collect();
+    let report = Report {
+        files: vec![(file, diags)],
+        errors: Vec::new(),
+        files_checked: 1,
+        rules: rules::ALL.to_vec(),
+    };
+    let sarif: Value = serde_json::from_str(&render("sarif", &report)).unwrap();
+    let run = &sarif["runs"][0];
+    assert_eq!(
+        run["results"].as_array().unwrap().len(),
+        emit::sarif::MAX_RESULTS
+    );
+    let note = &run["invocations"][0]["toolExecutionNotifications"][0];
+    assert_eq!(note["level"], "warning");
+    assert!(note["message"]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("1 finding was left out"));
+}
