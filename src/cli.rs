@@ -28,9 +28,16 @@ pub struct Args {
     /// Files or directories to lint (a directory named like a subcommand: `./rules`).
     #[arg(default_value = ".")]
     paths: Vec<PathBuf>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    format: Format,
+    /// Output format on stdout [default: human].
+    #[arg(long, value_enum)]
+    format: Option<Format>,
+    /// cargo's spelling for editors: `json` is `--format cargo-json`, `short` is `concise`.
+    #[arg(long, value_enum, value_name = "FMT", conflicts_with = "format")]
+    message_format: Option<MessageFormat>,
+    /// Also write FORMAT to PATH, whatever the exit code (repeatable; stdout without `=PATH`),
+    /// e.g. `--output sarif=results.sarif --output github`.
+    #[arg(long, value_name = "FORMAT[=PATH]", value_parser = parse_output)]
+    output: Vec<OutputSpec>,
     /// When to colour human output.
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
@@ -77,6 +84,24 @@ enum Format {
     Concise,
     Json,
     Sarif,
+    /// GitHub Actions workflow commands (annotations).
+    Github,
+    /// cargo's `--message-format=json` lines, for rust-analyzer and rustfix.
+    CargoJson,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum MessageFormat {
+    Json,
+    Short,
+    Human,
+}
+
+/// One `--output`: a format and a file, or stdout.
+#[derive(Debug, Clone)]
+struct OutputSpec {
+    format: Format,
+    path: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -134,24 +159,8 @@ fn run(args: &Args) -> anyhow::Result<u8> {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
         .max(1);
     let report = lint_paths(&args.paths, &args.exclude, &config, threads);
-    let text = match args.format {
-        Format::Human => {
-            let color = match args.color {
-                Color::Always => true,
-                Color::Never => false,
-                Color::Auto => {
-                    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
-                }
-            };
-            emit::human::render(&report, color)
-        }
-        Format::Concise => emit::concise::render(&report),
-        Format::Json => emit::json::render(&report),
-        Format::Sarif => emit::sarif::render(&report),
-    };
-    stdout.write_all(text.as_bytes())?;
-    stdout.flush()?;
-    if !report.errors.is_empty() {
+    let wrote_all = write_outputs(args, &report, &mut stdout)?;
+    if !report.errors.is_empty() || !wrote_all {
         return Ok(2);
     }
     Ok(u8::from(report.finding_count() > 0 && !args.exit_zero))
@@ -304,4 +313,81 @@ pub fn rules_table() -> String {
         );
     }
     s
+}
+
+/// Render every requested output and write it. Report files are written whatever the findings;
+/// a file that cannot be written is reported and the others are still written (`false`).
+fn write_outputs(args: &Args, report: &Report, stdout: &mut impl Write) -> anyhow::Result<bool> {
+    let main = args.format.or(match args.message_format {
+        Some(MessageFormat::Json) => Some(Format::CargoJson),
+        Some(MessageFormat::Short) => Some(Format::Concise),
+        Some(MessageFormat::Human) => Some(Format::Human),
+        None => None,
+    });
+    let mut outputs: Vec<OutputSpec> = main
+        .map(|format| OutputSpec { format, path: None })
+        .into_iter()
+        .chain(args.output.iter().cloned())
+        .collect();
+    if outputs.is_empty() {
+        outputs.push(OutputSpec {
+            format: Format::Human,
+            path: None,
+        });
+    }
+    if outputs.iter().filter(|o| o.path.is_none()).count() > 1 {
+        anyhow::bail!(
+            "only one output can go to stdout; give the others a path (`--output FORMAT=PATH`)"
+        );
+    }
+    let crates = if outputs.iter().any(|o| o.format == Format::CargoJson) {
+        let paths = report.files.iter().map(|(f, _)| f.path.as_str());
+        walk::crate_targets(paths.chain(report.errors.iter().map(|e| e.path.as_str())))
+    } else {
+        std::collections::BTreeMap::new()
+    };
+    let mut ok = true;
+    for o in &outputs {
+        let color = o.path.is_none()
+            && match args.color {
+                Color::Always => true,
+                Color::Never => false,
+                Color::Auto => {
+                    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+                }
+            };
+        let text = match o.format {
+            Format::Human => emit::human::render(report, color),
+            Format::Concise => emit::concise::render(report),
+            Format::Json => emit::json::render(report),
+            Format::Sarif => emit::sarif::render(report),
+            Format::Github => emit::github::render(report),
+            Format::CargoJson => emit::rustc_json::render(report, &crates),
+        };
+        match &o.path {
+            None => {
+                stdout.write_all(text.as_bytes())?;
+                stdout.flush()?;
+            }
+            Some(path) => {
+                if let Err(e) =
+                    std::fs::File::create(path).and_then(|mut f| f.write_all(text.as_bytes()))
+                {
+                    eprintln!("error: cannot write {}: {e}", path.display());
+                    ok = false;
+                }
+            }
+        }
+    }
+    Ok(ok)
+}
+
+fn parse_output(s: &str) -> Result<OutputSpec, String> {
+    let (name, path) = match s.split_once('=') {
+        Some((n, p)) if !p.is_empty() => (n, Some(PathBuf::from(p))),
+        Some(_) => return Err("expected FORMAT=PATH, e.g. `sarif=results.sarif`".into()),
+        None => (s, None),
+    };
+    let format = Format::from_str(name, false)?;
+    Ok(OutputSpec { format, path })
 }

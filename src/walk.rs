@@ -155,3 +155,54 @@ pub fn read(path: &Path, max_bytes: u64) -> Result<String, String> {
         )
     })
 }
+
+/// The cargo target each of `paths` (display paths, as in diagnostics) belongs to, for the
+/// `compiler-message` envelope of `--message-format=json`. Paths in no cargo package are left
+/// out. Manifests are read once per directory.
+#[must_use]
+pub fn crate_targets<'a>(
+    paths: impl IntoIterator<Item = &'a str>,
+) -> std::collections::BTreeMap<String, crate::emit::CrateTarget> {
+    use std::collections::HashMap;
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let mut manifests: HashMap<PathBuf, Option<toml::Table>> = HashMap::new();
+    let mut load = |dir: &Path| -> Option<toml::Table> {
+        manifests
+            .entry(dir.to_path_buf())
+            .or_insert_with(|| {
+                let bytes = std::fs::read(dir.join("Cargo.toml")).ok()?;
+                String::from_utf8(bytes).ok()?.parse::<toml::Table>().ok()
+            })
+            .clone()
+    };
+    let mut out = std::collections::BTreeMap::new();
+    for shown in paths {
+        let file = cwd.join(shown);
+        let mut package = None;
+        let mut workspace = None;
+        for dir in file.ancestors().skip(1) {
+            let Some(m) = load(dir) else { continue };
+            if package.is_none() && m.contains_key("package") {
+                package = Some((dir.join("Cargo.toml"), m.clone()));
+            }
+            if package.is_some() && m.contains_key("workspace") {
+                workspace = Some(m);
+                break;
+            }
+        }
+        let Some((manifest_path, manifest)) = package else {
+            continue;
+        };
+        let exists = |p: &Path| p.is_file();
+        if let Some(t) = crate::emit::crates::crate_target(
+            &manifest_path,
+            &manifest,
+            workspace.as_ref(),
+            &file,
+            &exists,
+        ) {
+            out.insert(shown.to_string(), t);
+        }
+    }
+    out
+}

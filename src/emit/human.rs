@@ -2,12 +2,13 @@
 //! secondary labelled spans, notes, a help line and the rule's doc pointer, then a summary.
 
 use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label, Severity as CsSeverity};
-use codespan_reporting::files::SimpleFiles;
+use codespan_reporting::files::{SimpleFile, SimpleFiles};
 use codespan_reporting::term::termcolor::{Buffer, WriteColor};
 use codespan_reporting::term::{self, Config};
 
 use super::Report;
-use crate::diagnostic::Severity;
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::source::SourceFile;
 
 /// Render for a terminal; `color` adds ANSI escapes.
 #[must_use]
@@ -22,30 +23,9 @@ pub fn render(report: &Report, color: bool) -> String {
     for (src, diags) in &report.files {
         let id = files.add(src.path.clone(), src.text.clone());
         for d in diags {
-            let severity = match d.severity {
-                Severity::Error => CsSeverity::Error,
-                Severity::Warning => CsSeverity::Warning,
-                Severity::Note => CsSeverity::Note,
-            };
-            let mut labels =
-                vec![Label::primary(id, d.primary.start..d.primary.end).with_message(&d.label)];
-            for r in &d.related {
-                labels
-                    .push(Label::secondary(id, r.span.start..r.span.end).with_message(&r.message));
-            }
-            let mut notes: Vec<String> = d.notes.iter().map(|n| format!("note: {n}")).collect();
-            if let Some(h) = &d.help {
-                notes.push(format!("help: {h}"));
-            }
-            notes.push(format!("see: `timeoutlint rule {}`", d.rule.name));
-            let cs = CsDiagnostic::new(severity)
-                .with_code(d.rule.name)
-                .with_message(&d.message)
-                .with_labels(labels)
-                .with_notes(notes);
             // Writing into an in-memory buffer cannot fail; a missing file id is a bug we would
             // rather render partially than crash on.
-            let _ = term::emit(&mut buf, &config, &files, &cs);
+            let _ = term::emit(&mut buf, &config, &files, &diagnostic(id, d));
         }
     }
     for e in &report.errors {
@@ -79,4 +59,44 @@ pub fn render(report: &Report, color: bool) -> String {
         ),
     );
     String::from_utf8_lossy(buf.as_slice()).into_owned()
+}
+
+/// One finding as rustc would print it, without colour (cargo-JSON's `rendered`).
+#[must_use]
+pub fn render_one(file: &SourceFile, d: &Diagnostic) -> String {
+    let mut buf = Buffer::no_color();
+    // Borrowed, not copied: this runs once per finding.
+    let single = SimpleFile::new(file.path.as_str(), file.text.as_str());
+    let _ = term::emit(&mut buf, &Config::default(), &single, &diagnostic((), d));
+    String::from_utf8_lossy(buf.as_slice()).into_owned()
+}
+
+fn diagnostic<Id: Copy>(id: Id, d: &Diagnostic) -> CsDiagnostic<Id> {
+    let severity = match d.severity {
+        Severity::Error => CsSeverity::Error,
+        Severity::Warning => CsSeverity::Warning,
+        Severity::Note => CsSeverity::Note,
+    };
+    let mut labels =
+        vec![Label::primary(id, d.primary.start..d.primary.end).with_message(&d.label)];
+    for r in &d.related {
+        labels.push(Label::secondary(id, r.span.start..r.span.end).with_message(&r.message));
+    }
+    let mut notes: Vec<String> = d.notes.iter().map(|n| format!("note: {n}")).collect();
+    if let Some(h) = &d.help {
+        notes.push(format!("help: {h}"));
+    }
+    if let Some(fix) = &d.fix {
+        notes.push(format!(
+            "fix ({}): {}",
+            fix.applicability.as_str(),
+            fix.title
+        ));
+    }
+    notes.push(format!("see: `timeoutlint rule {}`", d.rule.name));
+    CsDiagnostic::new(severity)
+        .with_code(d.rule.name)
+        .with_message(&d.message)
+        .with_labels(labels)
+        .with_notes(notes)
 }

@@ -1,8 +1,9 @@
-//! `--format json`: a versioned document for scripts and bots (schema in the README).
+//! `--format json`: a versioned document for scripts and bots, documented in `docs/json.md`.
 //!
 //! Version 1: `{"version": 1, "tool": {name, version}, "diagnostics": [...], "errors": [...],
 //! "summary": {...}}`. Positions are 1-based lines and Unicode-scalar columns with 0-based byte
-//! offsets; paths are relative with `/` separators.
+//! offsets; paths are relative with `/` separators. Adding a field keeps version 1; renaming or
+//! removing one, or changing a meaning, bumps it. Deliberately absent: SARIF's UTF-16 columns.
 
 use serde_json::{json, Value};
 
@@ -17,6 +18,7 @@ pub fn render(report: &Report) -> String {
         .map(|(f, d)| {
             json!({
                 "rule": d.rule.name,
+                "url": super::rule_url(d.rule),
                 "severity": d.severity.as_str(),
                 "path": f.path,
                 "range": range(f, d.primary),

@@ -6,5 +6,6 @@
 
 mod catalogue;
 mod cli;
+mod emit;
 mod fixtures;
 mod support;

@@ -1,0 +1,223 @@
+//! Which cargo package and target a file belongs to, worked out from `Cargo.toml` text the way
+//! cargo names them in its `compiler-message` envelope (rust-analyzer matches diagnostics to
+//! packages by that id).
+//!
+//! Pure: the caller (`walk`) reads the manifests and answers "does this file exist?" for target
+//! auto-discovery. Deliberately approximate where cargo itself has no answer: a file that is in
+//! no target (a fixture, a module not yet declared) is attributed to the package's library, or
+//! its first binary. Deliberately absent: running `cargo metadata` (slow, may need the network).
+
+use std::path::{Path, PathBuf};
+
+use toml::{Table, Value};
+
+use super::{encode_path, CrateTarget};
+
+/// The target of `file` in the package whose manifest is at `manifest_path` (absolute) with the
+/// parsed `manifest`; `workspace` is the workspace root's manifest, for inherited fields.
+/// `None` when the manifest has no `[package]` with a name.
+#[must_use]
+pub fn crate_target(
+    manifest_path: &Path,
+    manifest: &Table,
+    workspace: Option<&Table>,
+    file: &Path,
+    exists: &dyn Fn(&Path) -> bool,
+) -> Option<CrateTarget> {
+    let package = manifest.get("package")?.as_table()?;
+    let name = package.get("name")?.as_str()?;
+    let dir = manifest_path.parent()?;
+    let inherited = |key: &str, default: &str| -> String {
+        match package.get(key) {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Table(t)) if t.get("workspace").and_then(Value::as_bool) == Some(true) => {
+                workspace
+                    .and_then(|w| w.get("workspace")?.get("package")?.get(key)?.as_str())
+                    .unwrap_or(default)
+                    .to_string()
+            }
+            _ => default.to_string(),
+        }
+    };
+    // cargo's default when a package has no version (allowed since 1.75).
+    let version = inherited("version", "0.0.0");
+    let edition = inherited("edition", "2015");
+    let rel = file.strip_prefix(dir).unwrap_or(file);
+    let (kind, target_name, src) = target_of(name, manifest, dir, rel, exists);
+    Some(CrateTarget {
+        package_id: package_id(dir, name, &version),
+        manifest_path: slash(manifest_path),
+        crate_type: if kind == "lib" { "lib" } else { "bin" }.to_string(),
+        kind,
+        name: target_name,
+        src_path: slash(&dir.join(src)),
+        edition,
+    })
+}
+
+/// cargo's package id spec for a path dependency: `path+file:///dir#name@version`, with the
+/// name left out when the directory is named like the package.
+#[must_use]
+pub fn package_id(dir: &Path, name: &str, version: &str) -> String {
+    let path = slash(dir);
+    let mut url = String::from("path+file://");
+    if !path.starts_with('/') {
+        url.push('/');
+    }
+    url.push_str(&encode_path(&path));
+    if dir.file_name().and_then(|n| n.to_str()) == Some(name) {
+        format!("{url}#{version}")
+    } else {
+        format!("{url}#{name}@{version}")
+    }
+}
+
+/// (kind, name, root file relative to the package) of the target holding `rel`.
+fn target_of(
+    package: &str,
+    manifest: &Table,
+    dir: &Path,
+    rel: &Path,
+    exists: &dyn Fn(&Path) -> bool,
+) -> (String, String, PathBuf) {
+    let lib_name = manifest
+        .get("lib")
+        .and_then(|l| l.get("name"))
+        .and_then(Value::as_str)
+        .map_or_else(|| package.replace('-', "_"), str::to_string);
+    let lib_path = manifest
+        .get("lib")
+        .and_then(|l| l.get("path"))
+        .and_then(Value::as_str)
+        .map_or_else(|| PathBuf::from("src/lib.rs"), PathBuf::from);
+    // Targets declared in the manifest win over cargo's directory conventions.
+    for (key, kind, dir_name) in [
+        ("bin", "bin", "src/bin"),
+        ("test", "test", "tests"),
+        ("example", "example", "examples"),
+        ("bench", "bench", "benches"),
+    ] {
+        let declared = manifest.get(key).and_then(Value::as_array);
+        for t in declared.into_iter().flatten() {
+            let Some(name) = t.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            let path = t.get("path").and_then(Value::as_str).map_or_else(
+                || PathBuf::from(format!("{dir_name}/{name}.rs")),
+                PathBuf::from,
+            );
+            if path == rel {
+                return (kind.into(), name.into(), path);
+            }
+        }
+    }
+    if rel == lib_path {
+        return ("lib".into(), lib_name, lib_path);
+    }
+    let build = manifest
+        .get("package")
+        .and_then(|p| p.get("build"))
+        .and_then(Value::as_str)
+        .unwrap_or("build.rs");
+    if rel == Path::new(build) {
+        return (
+            "custom-build".into(),
+            "build-script-build".into(),
+            rel.into(),
+        );
+    }
+    for (kind, dir_name) in [
+        ("bin", "src/bin"),
+        ("test", "tests"),
+        ("example", "examples"),
+        ("bench", "benches"),
+    ] {
+        let Ok(inner) = rel.strip_prefix(dir_name) else {
+            continue;
+        };
+        let mut parts = inner.components();
+        let Some(first) = parts.next() else { continue };
+        let first = Path::new(first.as_os_str());
+        let single = parts.next().is_none();
+        let name = if single {
+            first.file_stem()
+        } else {
+            first.file_name()
+        };
+        let name = name.map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let root = if single {
+            rel.to_path_buf()
+        } else {
+            Path::new(dir_name).join(first).join("main.rs")
+        };
+        return (kind.into(), name, root);
+    }
+    let main = PathBuf::from("src/main.rs");
+    if rel == main {
+        return ("bin".into(), package.into(), main);
+    }
+    if manifest.get("lib").is_some() || exists(&dir.join(&lib_path)) {
+        return ("lib".into(), lib_name, lib_path);
+    }
+    if let Some(bin) = manifest
+        .get("bin")
+        .and_then(Value::as_array)
+        .and_then(|b| b.first())
+    {
+        let name = bin.get("name").and_then(Value::as_str).unwrap_or(package);
+        let path = bin
+            .get("path")
+            .and_then(Value::as_str)
+            .map_or_else(|| main.clone(), PathBuf::from);
+        return ("bin".into(), name.into(), path);
+    }
+    ("bin".into(), package.into(), main)
+}
+
+fn slash(p: &Path) -> String {
+    p.to_string_lossy().replace('\\', "/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(manifest: &str, file: &str, files: &[&str]) -> CrateTarget {
+        let table: Table = manifest.parse().unwrap();
+        let exists = |p: &Path| files.iter().any(|f| Path::new("/w/app").join(f) == p);
+        crate_target(
+            Path::new("/w/app/Cargo.toml"),
+            &table,
+            Some(&"[workspace.package]\nversion = \"2.0.0\"".parse().unwrap()),
+            &Path::new("/w/app").join(file),
+            &exists,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn ids_and_targets_follow_cargo() {
+        let m = "[package]\nname = \"my-lib\"\nversion = \"0.3.1\"\nedition = \"2021\"\n";
+        let t = target(m, "src/net/retry.rs", &["src/lib.rs", "src/main.rs"]);
+        assert_eq!(t.package_id, "path+file:///w/app#my-lib@0.3.1");
+        assert_eq!((t.kind.as_str(), t.name.as_str()), ("lib", "my_lib"));
+        assert_eq!(t.src_path, "/w/app/src/lib.rs");
+        let t = target(m, "src/main.rs", &["src/lib.rs", "src/main.rs"]);
+        assert_eq!((t.kind.as_str(), t.name.as_str()), ("bin", "my-lib"));
+        let t = target(m, "tests/it/cli.rs", &[]);
+        assert_eq!((t.kind.as_str(), t.name.as_str()), ("test", "it"));
+        assert_eq!(t.src_path, "/w/app/tests/it/main.rs");
+        let t = target(m, "src/util.rs", &["src/main.rs"]);
+        assert_eq!((t.kind.as_str(), t.crate_type.as_str()), ("bin", "bin"));
+        let inherited = "[package]\nname = \"app\"\nversion.workspace = true\n";
+        let t = target(inherited, "build.rs", &[]);
+        assert_eq!(
+            t.package_id, "path+file:///w/app#2.0.0",
+            "dir named like the package"
+        );
+        assert_eq!(
+            (t.kind.as_str(), t.edition.as_str()),
+            ("custom-build", "2015")
+        );
+    }
+}
