@@ -39,7 +39,7 @@ fn main() {
                 .spawn_scoped(s, || loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(path) = files.get(i) else { break };
-                    let Ok(text) = std::fs::read_to_string(path) else {
+                    let Ok(text) = timeoutlint::walk::read(path, u64::MAX) else {
                         failed.fetch_add(1, Ordering::Relaxed);
                         continue;
                     };
