@@ -321,13 +321,7 @@ fn from_table(t: &toml::Table, prefix: &str) -> Result<FileConfig, String> {
                     c.levels.push((name.clone(), level));
                 }
             }
-            "apis" => {
-                let apis: Apis = value
-                    .clone()
-                    .try_into()
-                    .map_err(|e: toml::de::Error| format!("`{at}`: {}", with_suggestion(&e)))?;
-                c.apis = Some(apis);
-            }
+            "apis" => c.apis = Some(apis_table(value, &at)?),
             _ => {
                 return Err(format!(
                     "unknown key `{at}`{}; known keys: {}",
@@ -338,6 +332,30 @@ fn from_table(t: &toml::Table, prefix: &str) -> Result<FileConfig, String> {
         }
     }
     Ok(c)
+}
+
+/// `[apis]` in the `rules/apis.toml` schema; each section is read on its own so an error names
+/// the section (`apis.sleeps`), which serde's message alone does not.
+fn apis_table(value: &toml::Value, at: &str) -> Result<Apis, String> {
+    let table = value
+        .as_table()
+        .ok_or_else(|| format!("`{at}` must be a table in the rules/apis.toml schema"))?;
+    for (key, section) in table {
+        let mut one = toml::Table::new();
+        one.insert(key.clone(), section.clone());
+        let place = if Apis::parse(&format!("{key} = {{}}")).is_ok() {
+            format!("{at}.{key}")
+        } else {
+            at.to_string()
+        };
+        toml::Value::Table(one)
+            .try_into::<Apis>()
+            .map_err(|e| format!("`{place}`: {}", with_suggestion(&e)))?;
+    }
+    value
+        .clone()
+        .try_into()
+        .map_err(|e: toml::de::Error| format!("`{at}`: {}", with_suggestion(&e)))
 }
 
 fn strings(value: &toml::Value, at: &str) -> Result<Vec<String>, String> {
@@ -439,6 +457,7 @@ pub fn resolve(found: Option<&Found>, cli: &CliSelection, cwd: &Path) -> anyhow:
     let show = |v: &[String]| format!("{v:?}");
 
     let mut on: Vec<&'static Rule> = expand("default");
+    let after_default = on.clone();
     let mut select_origin = Origin::Default;
     let mut select_value = vec!["default".to_string()];
     // The file layer: `[rules]` levels other than `off` act as extend-select, `off` as ignore.
@@ -457,6 +476,7 @@ pub fn resolve(found: Option<&Found>, cli: &CliSelection, cwd: &Path) -> anyhow:
     }
     add(&mut on, &file_extend);
     remove(&mut on, &file_ignore);
+    let after_file = on.clone();
     if !cli.select.is_empty() {
         on = cli.select.iter().flat_map(|s| expand(s)).collect();
         select_origin = Origin::Cli("--select");
@@ -505,10 +525,18 @@ pub fn resolve(found: Option<&Found>, cli: &CliSelection, cwd: &Path) -> anyhow:
             None => (r.default_severity.as_str(), Origin::Default),
         };
         let shown = if enabled { level } else { "off" };
-        let origin = if enabled || configured.is_some() {
-            origin
+        // Whether it runs was decided by the last layer that changed it.
+        let has = |v: &[&'static Rule]| v.iter().any(|x| std::ptr::eq(*x, *r));
+        let origin = if has(&after_file) != enabled {
+            Origin::Cli(if enabled {
+                "--select/--extend-select"
+            } else {
+                "--select/--ignore"
+            })
+        } else if configured.is_some() || has(&after_default) != has(&after_file) {
+            file_origin.clone()
         } else {
-            select_origin_for(r, &fc.ignore, &cli.ignore, &file_origin)
+            origin
         };
         prov.push((format!("rules.{}", r.name), format!("{shown:?}"), origin));
     }
@@ -558,21 +586,6 @@ pub fn resolve(found: Option<&Found>, cli: &CliSelection, cwd: &Path) -> anyhow:
         file: found.map(|f| f.path.clone()),
         provenance: prov,
     })
-}
-
-/// Why a rule is off: an explicit ignore names its origin, otherwise its selection does.
-fn select_origin_for(r: &Rule, file: &[String], cli: &[String], file_origin: &Origin) -> Origin {
-    let named = |list: &[String]| {
-        list.iter()
-            .any(|n| expand(n).iter().any(|x| x.name == r.name))
-    };
-    if named(cli) {
-        Origin::Cli("--ignore")
-    } else if named(file) {
-        file_origin.clone()
-    } else {
-        Origin::Default
-    }
 }
 
 fn apis_summary(a: &Apis) -> String {
@@ -713,7 +726,7 @@ mod tests {
         insta::assert_snapshot!(check("selct = []", &none), @"error: unknown key `selct` (did you mean `select`?); known keys: select, extend-select, ignore, exclude, per-file-ignores, rules, apis");
         insta::assert_snapshot!(check("ignore = [\"unbounded-retyr\"]", &none), @"error: unknown rule `unbounded-retyr` in `ignore` (did you mean `unbounded-retry`?); `timeoutlint rules` lists them");
         insta::assert_snapshot!(check("[rules]\nunbounded-retry = \"eror\"", &none), @"error: unknown level `eror` in `rules.unbounded-retry` (did you mean `error`?); use one of error, warning, note, off");
-        insta::assert_snapshot!(check("[apis.retry]\ncals = []", &none), @"error: `apis`: unknown field `cals`, expected one of `calls`, `methods`, `evidence`, `bounding_methods` (did you mean `calls`?)");
+        insta::assert_snapshot!(check("[apis.retry]\ncals = []", &none), @"error: `apis.retry`: unknown field `cals`, expected one of `calls`, `methods`, `evidence`, `bounding_methods` (did you mean `calls`?)");
         insta::assert_snapshot!(check("", &sel("pedantc")), @"error: unknown rule `pedantc` in `--select` (did you mean `pedantic`?); `timeoutlint rules` lists them");
     }
 

@@ -84,6 +84,11 @@ pub fn parse(src: &SourceFile) -> Vec<Suppression> {
             .unwrap_or(trimmed.len());
         let verb = &trimmed[..verb_len];
         let mut after = &trimmed[verb_len..];
+        // Prose that starts with the tool's name ("timeoutlint: finds ..") is not a directive;
+        // a misspelt verb still is, when a rule list follows it.
+        if !VERBS.contains(&verb) && !after.starts_with('[') {
+            continue;
+        }
         offset += verb_len;
         let mut names = Vec::new();
         if let Some(list) = after.strip_prefix('[') {
@@ -453,6 +458,7 @@ mod tests {
             "//! timeoutlint: ignore-file[a] generated\n",
             "/* // timeoutlint: ignore[a] */ fn f<'a>() {}\n",
             "// timeoutlint: ignroe[a]\n",
+            "//! timeoutlint: finds retry bugs\n",
         )), @r#"
 Line(2) ["unbounded-retry"] Some("polled elsewhere")
 Line(6) ["a", "b"] None
