@@ -168,11 +168,13 @@ pub fn run_command(cmd: &AdoptCommand, out: &mut dyn Write) -> anyhow::Result<u8
                 anyhow::bail!("some files could not be analysed; the baseline was not written");
             }
             let next = if create {
-                baseline::create(&report)
+                baseline::create(&report, &relative_to(&args.file)?)
             } else {
                 let old = read_baseline(&args.file)?;
-                let linted = linted_set(&p.paths, &resolved.excludes);
-                let outcome = baseline::apply(&mut report, &old, &|path| linted.contains(path));
+                let rel = relative_to(&args.file)?;
+                let linted = linted_set(&p.paths, &resolved.excludes, &rel);
+                let outcome =
+                    baseline::apply(&mut report, &old, &rel, &|path| linted.contains(path));
                 let pruned = baseline::prune(&old, &outcome);
                 eprintln!(
                     "timeoutlint: pruned {} stale entr{} from {}",
@@ -206,9 +208,28 @@ fn read_baseline(path: &Path) -> anyhow::Result<Baseline> {
 
 /// The display paths of the files a lint of `paths` covers (a second walk: cheap next to the
 /// analysis, and it keeps `lint_paths` unchanged).
-fn linted_set(paths: &[PathBuf], excludes: &[String]) -> BTreeSet<String> {
+fn linted_set(
+    paths: &[PathBuf],
+    excludes: &[String],
+    rel: &dyn Fn(&str) -> String,
+) -> BTreeSet<String> {
     let (files, _) = walk::rust_files(paths, excludes);
-    files.iter().map(|f| walk::display(f)).collect()
+    files.iter().map(|f| rel(&walk::display(f))).collect()
+}
+
+/// Display paths (relative to the working directory) to paths relative to the baseline file's
+/// directory; a path outside it stays as displayed.
+fn relative_to(baseline: &Path) -> anyhow::Result<impl Fn(&str) -> String> {
+    let cwd = std::env::current_dir()?;
+    let base = config::normalize(&cwd.join(baseline));
+    let dir = base.parent().map_or(cwd.clone(), Path::to_path_buf);
+    Ok(move |display: &str| {
+        let abs = config::normalize(&cwd.join(display));
+        abs.strip_prefix(&dir).map_or_else(
+            |_| display.to_string(),
+            |p| p.to_string_lossy().replace('\\', "/"),
+        )
+    })
 }
 
 /// State carried through one lint run for the reports printed after it.
@@ -252,8 +273,9 @@ impl Run {
         self.linted = Some(Instant::now());
         if let Some(path) = &args.baseline {
             let b = read_baseline(path)?;
-            let linted = linted_set(paths, excludes);
-            self.outcome = Some(baseline::apply(report, &b, &|p| linted.contains(p)));
+            let rel = relative_to(path)?;
+            let linted = linted_set(paths, excludes, &rel);
+            self.outcome = Some(baseline::apply(report, &b, &rel, &|p| linted.contains(p)));
         }
         Ok(())
     }
@@ -341,8 +363,17 @@ pub fn statistics(report: &Report) -> String {
 pub fn add_ignore(report: &Report) -> anyhow::Result<u8> {
     let mut added = 0;
     let mut files = 0;
+    let mut skipped = 0;
     for (src, diags) in &report.files {
-        let new_text = with_suppressions(src, diags.iter().map(|d| (d.primary.start, d.rule.name)));
+        // A finding on a comment line (a suppression's own finding) cannot be silenced by a
+        // comment above it, which would target the next code line: fix those instead.
+        let on_code = |d: &&crate::diagnostic::Diagnostic| {
+            let line = src.slice(src.line_span(src.line_index(d.primary.start)));
+            !line.trim_start().starts_with("//")
+        };
+        let todo: Vec<_> = diags.iter().filter(on_code).collect();
+        skipped += diags.len() - todo.len();
+        let new_text = with_suppressions(src, todo.iter().map(|d| (d.primary.start, d.rule.name)));
         if new_text == src.text {
             continue;
         }
@@ -352,15 +383,22 @@ pub fn add_ignore(report: &Report) -> anyhow::Result<u8> {
                 "timeoutlint: {}: not edited (the suppressions would not parse)",
                 src.path
             );
+            skipped += todo.len();
             continue;
         }
         std::fs::write(&src.path, &new_text)
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", src.path))?;
-        added += diags.len();
+        added += todo.len();
         files += 1;
     }
     eprintln!("timeoutlint: added suppressions for {added} finding(s) in {files} file(s)");
-    Ok(0)
+    if skipped > 0 {
+        eprintln!("timeoutlint: {skipped} finding(s) on comment lines or in files that would not parse were left alone");
+    }
+    for e in &report.errors {
+        eprintln!("error: {}: {}", e.path, e.message);
+    }
+    Ok(if report.errors.is_empty() { 0 } else { 2 })
 }
 
 /// The text of `src` with one `// timeoutlint: ignore[..]` line above each flagged line (rules

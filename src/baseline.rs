@@ -35,7 +35,8 @@ pub struct Baseline {
 pub struct Entry {
     /// Rule name.
     pub rule: String,
-    /// Display path (relative to where the linter runs, `/`-separated).
+    /// Path relative to the baseline file's directory, `/`-separated, so the file matches from
+    /// any working directory.
     pub path: String,
     /// Name of the enclosing function; empty at the top level.
     pub function: String,
@@ -59,14 +60,10 @@ pub struct Outcome {
 
 type Key = (String, String, String, String);
 
-/// The key of one finding.
-#[must_use]
-pub fn key(src: &SourceFile, d: &Diagnostic) -> (String, String, String, String) {
-    let mask = code_mask(&src.text);
-    key_with(src, &mask, d)
-}
+/// Maps a display path to the path stored in the baseline.
+pub type PathMap<'a> = &'a dyn Fn(&str) -> String;
 
-fn key_with(src: &SourceFile, mask: &[u8], d: &Diagnostic) -> Key {
+fn key_with(src: &SourceFile, path: &str, mask: &[u8], d: &Diagnostic) -> Key {
     let function = enclosing_function(mask, d.primary.start);
     let line = src.line_span(src.line_index(d.primary.start));
     let code: Vec<u8> = mask[line.start..line.end]
@@ -85,21 +82,22 @@ fn key_with(src: &SourceFile, mask: &[u8], d: &Diagnostic) -> Key {
     h.write(&flagged);
     (
         d.rule.name.to_string(),
-        src.path.clone(),
+        path.to_string(),
         function,
         format!("{:016x}", h.0),
     )
 }
 
-/// Record every finding of `report`.
+/// Record every finding of `report`, with paths as `path` maps them.
 #[must_use]
-pub fn create(report: &Report) -> Baseline {
+pub fn create(report: &Report, path: PathMap) -> Baseline {
     let mut map: BTreeMap<Key, (usize, String)> = BTreeMap::new();
     for (src, diags) in &report.files {
         let mask = code_mask(&src.text);
+        let p = path(&src.path);
         for d in diags {
             let e = map
-                .entry(key_with(src, &mask, d))
+                .entry(key_with(src, &p, &mask, d))
                 .or_insert((0, d.message.clone()));
             e.0 += 1;
         }
@@ -122,9 +120,14 @@ pub fn create(report: &Report) -> Baseline {
     }
 }
 
-/// Hide the findings `baseline` lists; entries for files in `linted` that match fewer findings
-/// than they count are stale (the finding was fixed, or its code changed).
-pub fn apply(report: &mut Report, baseline: &Baseline, linted: &dyn Fn(&str) -> bool) -> Outcome {
+/// Hide the findings `baseline` lists; entries for files in `linted` (baseline paths) that match
+/// fewer findings than they count are stale (the finding was fixed, or its code changed).
+pub fn apply(
+    report: &mut Report,
+    baseline: &Baseline,
+    path: PathMap,
+    linted: &dyn Fn(&str) -> bool,
+) -> Outcome {
     let mut left: BTreeMap<Key, usize> = baseline
         .findings
         .iter()
@@ -143,7 +146,8 @@ pub fn apply(report: &mut Report, baseline: &Baseline, linted: &dyn Fn(&str) -> 
     let mut hidden = 0;
     for (src, diags) in &mut report.files {
         let mask = code_mask(&src.text);
-        diags.retain(|d| match left.get_mut(&key_with(src, &mask, d)) {
+        let p = path(&src.path);
+        diags.retain(|d| match left.get_mut(&key_with(src, &p, &mask, d)) {
             Some(n) if *n > 0 => {
                 *n -= 1;
                 hidden += 1;

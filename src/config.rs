@@ -247,7 +247,8 @@ pub fn common_dir(cwd: &Path, paths: &[PathBuf]) -> PathBuf {
 }
 
 /// Remove `.` and resolve `..` lexically (no symlink resolution, no IO).
-fn normalize(p: &Path) -> PathBuf {
+#[must_use]
+pub fn normalize(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in p.components() {
         match c {

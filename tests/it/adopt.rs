@@ -306,6 +306,21 @@ fn add_ignore_silences_every_current_finding() {
         "exit 0\ntimeoutlint: added suppressions for 2 finding(s) in 2 file(s)\n"
     );
     assert_eq!(show(&run(d, &["--format", "concise"])), "exit 0\n");
+    assert_eq!(
+        show(&run(d, &["--add-ignore"])),
+        "exit 0\ntimeoutlint: added suppressions for 0 finding(s) in 0 file(s)\n",
+        "idempotent"
+    );
+    // A stale suppression is a finding on a comment line: fixed, never suppressed.
+    write(
+        d,
+        "c.rs",
+        "// timeoutlint: ignore[unbounded-retry] stale\nfn c() {}\n",
+    );
+    assert_eq!(
+        show(&run(d, &["--add-ignore"])),
+        "exit 0\ntimeoutlint: added suppressions for 0 finding(s) in 0 file(s)\ntimeoutlint: 1 finding(s) on comment lines or in files that would not parse were left alone\n"
+    );
     let b = std::fs::read_to_string(d.join("b.rs")).unwrap();
     assert!(b.contains("    // timeoutlint: ignore[unbounded-retry] accepted when adopting timeoutlint (added by --add-ignore)\n    loop {"), "{b}");
 }
@@ -471,6 +486,21 @@ crates/poller/src/lib.rs:10:17: uncancellable-backoff: backoff sleep is not race
         &["--workspace", "--baseline", "timeoutlint-baseline.json"],
     );
     assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    // Baseline paths are relative to the baseline file: it matches from a member's directory.
+    let o = cargo_timeoutlint(
+        &d.join("crates/orders"),
+        &[
+            "--baseline",
+            "../../timeoutlint-baseline.json",
+            "--strict-baseline",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let json = std::fs::read_to_string(d.join("timeoutlint-baseline.json")).unwrap();
+    assert!(
+        json.contains("\"path\": \"crates/orders/src/lib.rs\""),
+        "{json}"
+    );
 }
 
 #[test]
