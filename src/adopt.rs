@@ -455,18 +455,25 @@ fn spawn_progress() -> (Arc<AtomicBool>, std::thread::JoinHandle<()>) {
     let flag = Arc::clone(&stop);
     let handle = std::thread::spawn(move || {
         let begun = Instant::now();
-        let mut shown = false;
+        let mut shown = None;
         while !flag.load(Ordering::Relaxed) {
             std::thread::sleep(Duration::from_millis(100));
             // Short runs stay quiet: the line is for runs long enough to wonder about.
             if begun.elapsed() < Duration::from_millis(500) {
                 continue;
             }
-            let (done, total) = (DONE.load(Ordering::Relaxed), TOTAL.load(Ordering::Relaxed));
-            eprint!("\rtimeoutlint: {done}/{total} files");
-            shown = true;
+            let now = (DONE.load(Ordering::Relaxed), TOTAL.load(Ordering::Relaxed));
+            if shown == Some(now) {
+                continue;
+            }
+            if now.1 == 0 {
+                eprint!("\rtimeoutlint: finding files");
+            } else {
+                eprint!("\r\x1b[2Ktimeoutlint: {}/{} files", now.0, now.1);
+            }
+            shown = Some(now);
         }
-        if shown {
+        if shown.is_some() {
             eprint!("\r\x1b[2K");
         }
     });
