@@ -133,7 +133,7 @@ pub fn resolve(
     cli: &CliSelection,
 ) -> anyhow::Result<Resolved> {
     let found = config::read_config_files(paths, args.config.as_deref(), args.isolated)?;
-    config::resolve(found.as_ref(), cli, &std::env::current_dir()?)
+    config::resolve(found.as_ref(), cli, &std::env::current_dir()?, paths)
 }
 
 /// Run a subcommand of this module.
@@ -143,8 +143,12 @@ pub fn run_command(cmd: &AdoptCommand, out: &mut dyn Write) -> anyhow::Result<u8
     match cmd {
         AdoptCommand::Config(p) => {
             let found = config::read_config_files(&p.paths, p.config.as_deref(), p.isolated)?;
-            let resolved =
-                config::resolve(found.as_ref(), &p.selection(), &std::env::current_dir()?)?;
+            let resolved = config::resolve(
+                found.as_ref(),
+                &p.selection(),
+                &std::env::current_dir()?,
+                &p.paths,
+            )?;
             out.write_all(config::render(&resolved).as_bytes())?;
             Ok(0)
         }
@@ -155,8 +159,12 @@ pub fn run_command(cmd: &AdoptCommand, out: &mut dyn Write) -> anyhow::Result<u8
             };
             let p = &args.project;
             let found = config::read_config_files(&p.paths, p.config.as_deref(), p.isolated)?;
-            let resolved =
-                config::resolve(found.as_ref(), &p.selection(), &std::env::current_dir()?)?;
+            let resolved = config::resolve(
+                found.as_ref(),
+                &p.selection(),
+                &std::env::current_dir()?,
+                &p.paths,
+            )?;
             let lint_config = resolved.lint_config();
             let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
             let mut report =

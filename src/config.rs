@@ -439,8 +439,14 @@ fn with_suggestion(e: &toml::de::Error) -> String {
 }
 
 /// Layer the defaults, the config file and the command line (in that order; a layer's `select`
-/// replaces everything before it, `extend-select` adds, `ignore` removes, ruff's model).
-pub fn resolve(found: Option<&Found>, cli: &CliSelection, cwd: &Path) -> anyhow::Result<Resolved> {
+/// replaces everything before it, `extend-select` adds, `ignore` removes, ruff's model) for a
+/// lint of `roots` (relative to `cwd`).
+pub fn resolve(
+    found: Option<&Found>,
+    cli: &CliSelection,
+    cwd: &Path,
+    roots: &[PathBuf],
+) -> anyhow::Result<Resolved> {
     let at = |flag: &str| format!("--{flag}");
     for (flag, names) in [
         ("select", &cli.select),
@@ -573,7 +579,10 @@ pub fn resolve(found: Option<&Found>, cli: &CliSelection, cwd: &Path) -> anyhow:
         prov.push(("apis".into(), apis_summary(extra), file_origin.clone()));
         apis.extend(extra.clone());
     }
-    let mut excludes = fc.exclude.clone();
+    let mut excludes = match &base {
+        Some((dir, _)) => anchor_excludes(&fc.exclude, dir, cwd, roots),
+        None => fc.exclude.clone(),
+    };
     excludes.extend(cli.exclude.iter().cloned());
     Ok(Resolved {
         rules,
@@ -587,6 +596,50 @@ pub fn resolve(found: Option<&Found>, cli: &CliSelection, cwd: &Path) -> anyhow:
         file: found.map(|f| f.path.clone()),
         provenance: prov,
     })
+}
+
+/// The config's `exclude` globs rewritten for the walker, which matches them relative to each
+/// linted root: a glob with a slash is anchored at the config file's directory (like a
+/// `.gitignore` line), so `crates/a/gen/**` becomes `/gen/**` when `crates/a` is linted and
+/// does not apply to other roots; a glob without one (`vendor`, `*.pb.rs`) matches at any depth
+/// and is kept.
+#[must_use]
+pub fn anchor_excludes(
+    globs: &[String],
+    config_dir: &Path,
+    cwd: &Path,
+    roots: &[PathBuf],
+) -> Vec<String> {
+    let roots: Vec<PathBuf> = if roots.is_empty() {
+        vec![cwd.to_path_buf()]
+    } else {
+        roots.iter().map(|r| normalize(&cwd.join(r))).collect()
+    };
+    let mut out = Vec::new();
+    for g in globs {
+        let body = g.strip_prefix('/').unwrap_or(g);
+        let anchored = g.starts_with('/') || body.trim_end_matches('/').contains('/');
+        if !anchored || body.starts_with("**/") {
+            out.push(g.clone());
+            continue;
+        }
+        for root in &roots {
+            if let Ok(rel) = root.strip_prefix(config_dir) {
+                let rel = rel.to_string_lossy().replace('\\', "/");
+                if rel.is_empty() {
+                    out.push(format!("/{body}"));
+                } else if let Some(rest) = body.strip_prefix(&format!("{rel}/")) {
+                    out.push(format!("/{rest}"));
+                }
+            } else if let Ok(up) = config_dir.strip_prefix(root) {
+                let up = up.to_string_lossy().replace('\\', "/");
+                out.push(format!("/{up}/{body}"));
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
 fn apis_summary(a: &Apis) -> String {
@@ -692,7 +745,7 @@ mod tests {
             },
             Err(e) => return format!("error: {e}"),
         };
-        match resolve(Some(&found), cli, Path::new("/p")) {
+        match resolve(Some(&found), cli, Path::new("/p"), &[]) {
             Ok(r) => r.rules.iter().map(|r| r.name).collect::<Vec<_>>().join(" "),
             Err(e) => format!("error: {e}"),
         }
@@ -739,6 +792,21 @@ mod tests {
         assert!(parse_cargo_toml("[package]\nname='a'\n").unwrap().is_none());
         let e = parse_cargo_toml("[workspace.metadata.timeoutlint]\nexlude=[]\n").unwrap_err();
         assert!(e.contains("`workspace.metadata.timeoutlint.exlude` (did you mean `exclude`?)"));
+    }
+
+    #[test]
+    fn excludes_are_anchored_at_the_config_directory() {
+        let globs: Vec<String> = ["vendor", "crates/a/gen/**", "/build.rs", "**/x/*.rs"]
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let check = |roots: &[&str]| {
+            let roots: Vec<PathBuf> = roots.iter().map(PathBuf::from).collect();
+            anchor_excludes(&globs, Path::new("/w"), Path::new("/w"), &roots).join(" ")
+        };
+        assert_eq!(check(&[]), "**/x/*.rs /build.rs /crates/a/gen/** vendor");
+        assert_eq!(check(&["crates/a"]), "**/x/*.rs /gen/** vendor");
+        assert_eq!(check(&["crates/b"]), "**/x/*.rs vendor");
     }
 
     #[test]
