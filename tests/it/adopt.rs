@@ -220,6 +220,13 @@ fn suppression_forms_silence_their_findings() {
         &format!("// timeoutlint: disable[blocking-sleep-in-async] legacy\n// timeoutlint: enable\n{SLEEPY}"),
     );
     assert_eq!(run(d, &concise).status.code(), Some(1));
+    // This rule's findings can themselves be silenced for a file.
+    write(
+        d,
+        "a.rs",
+        "//! timeoutlint: ignore-file[unused-suppression] cleaning up in #123\n// timeoutlint: ignore[unbounded-retry] stale\nfn a() {}\n",
+    );
+    assert_eq!(show(&run(d, &concise)), "exit 0\n");
     // A suppression on the wrong line silences nothing and is reported as unused.
     write(
         d,
