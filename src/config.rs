@@ -84,6 +84,9 @@ pub struct FileConfig {
     pub levels: Vec<(String, Level)>,
     /// `[apis]`: library knowledge in the `rules/apis.toml` schema, merged into the built-in.
     pub apis: Option<Apis>,
+    /// `[apis]` as written, for `timeoutlint config` (schema-agnostic, so sections added to
+    /// `Apis` show up without a change here).
+    pub apis_text: Vec<(String, String)>,
 }
 
 /// The command-line side of the layering.
@@ -322,7 +325,10 @@ fn from_table(t: &toml::Table, prefix: &str) -> Result<FileConfig, String> {
                     c.levels.push((name.clone(), level));
                 }
             }
-            "apis" => c.apis = Some(apis_table(value, &at)?),
+            "apis" => {
+                c.apis = Some(apis_table(value, &at)?);
+                flatten(value, "apis", &mut c.apis_text);
+            }
             _ => {
                 return Err(format!(
                     "unknown key `{at}`{}; known keys: {}",
@@ -576,7 +582,9 @@ pub fn resolve(
 
     let mut apis = Apis::builtin();
     if let Some(extra) = &fc.apis {
-        prov.push(("apis".into(), apis_summary(extra), file_origin.clone()));
+        for (k, v) in &fc.apis_text {
+            prov.push((k.clone(), format!("+= {v}"), file_origin.clone()));
+        }
         apis.extend(extra.clone());
     }
     let mut excludes = match &base {
@@ -642,35 +650,16 @@ pub fn anchor_excludes(
     out
 }
 
-fn apis_summary(a: &Apis) -> String {
-    let mut parts = Vec::new();
-    let mut push = |key: &str, v: Vec<String>| {
-        if !v.is_empty() {
-            parts.push(format!("{key} += {v:?}"));
+/// `key.sub = value` lines of a TOML value, leaves only.
+fn flatten(value: &toml::Value, prefix: &str, out: &mut Vec<(String, String)>) {
+    match value {
+        toml::Value::Table(t) => {
+            for (k, v) in t {
+                flatten(v, &format!("{prefix}.{k}"), out);
+            }
         }
-    };
-    push("sleeps.async", a.sleeps.r#async.clone());
-    push("sleeps.blocking", a.sleeps.blocking.clone());
-    push("deadlines.wrappers", a.deadlines.wrappers.clone());
-    push(
-        "retry.calls",
-        a.retry.calls.iter().map(|c| c.path.clone()).collect(),
-    );
-    push(
-        "retry.methods",
-        a.retry.methods.iter().map(|m| m.name.clone()).collect(),
-    );
-    push("retry.evidence", a.retry.evidence.clone());
-    push("retry.bounding-methods", a.retry.bounding_methods.clone());
-    push("cancellation.types", a.cancellation.types.clone());
-    push("cancellation.weak-types", a.cancellation.weak_types.clone());
-    push(
-        "cancellation.constructors",
-        a.cancellation.constructors.clone(),
-    );
-    push("cancellation.checks", a.cancellation.checks.clone());
-    push("cancellation.names", a.cancellation.names.clone());
-    parts.join("; ")
+        leaf => out.push((prefix.to_string(), leaf.to_string())),
+    }
 }
 
 fn expand(name: &str) -> Vec<&'static Rule> {
@@ -716,7 +705,12 @@ pub fn render(resolved: &Resolved) -> String {
         .max()
         .unwrap_or(0);
     for (k, v, origin) in &resolved.provenance {
-        let line = format!("{k} = {v}");
+        // Library knowledge is added to the built-in, which `+=` says.
+        let line = if v.starts_with("+= ") {
+            format!("{k} {v}")
+        } else {
+            format!("{k} = {v}")
+        };
         let _ = writeln!(s, "{line:<width$}  # {origin}");
     }
     s

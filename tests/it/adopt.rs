@@ -169,17 +169,17 @@ fn config_subcommand_shows_each_value_and_its_origin() {
     insta::assert_snapshot!(show(&o).replace(&d.display().to_string(), "[DIR]"), @r#"
 exit 0
 # configuration file: [DIR]/timeoutlint.toml
-select = ["default"]                               # default
-extend-select = ["pedantic"]                       # [DIR]/timeoutlint.toml
-ignore = ["blocking-sleep-in-async"]               # command line (--ignore)
-exclude = ["vendor"]                               # [DIR]/timeoutlint.toml
-rules.unbounded-retry = "error"                    # [DIR]/timeoutlint.toml
-rules.uncancellable-backoff = "warning"            # default
-rules.blocking-sleep-in-async = "off"              # command line (--select/--ignore)
-rules.unused-suppression = "warning"               # default
-rules.suppression-without-reason = "warning"       # [DIR]/timeoutlint.toml
-per-file-ignores."tests/**" = ["unbounded-retry"]  # [DIR]/timeoutlint.toml
-apis = retry.calls += ["acme::with_retries"]       # [DIR]/timeoutlint.toml
+select = ["default"]                                                   # default
+extend-select = ["pedantic"]                                           # [DIR]/timeoutlint.toml
+ignore = ["blocking-sleep-in-async"]                                   # command line (--ignore)
+exclude = ["vendor"]                                                   # [DIR]/timeoutlint.toml
+rules.unbounded-retry = "error"                                        # [DIR]/timeoutlint.toml
+rules.uncancellable-backoff = "warning"                                # default
+rules.blocking-sleep-in-async = "off"                                  # command line (--select/--ignore)
+rules.unused-suppression = "warning"                                   # default
+rules.suppression-without-reason = "warning"                           # [DIR]/timeoutlint.toml
+per-file-ignores."tests/**" = ["unbounded-retry"]                      # [DIR]/timeoutlint.toml
+apis.retry.calls += [{ path = "acme::with_retries", strategy = 0 }]    # [DIR]/timeoutlint.toml
 "#);
 }
 
