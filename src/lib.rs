@@ -15,7 +15,8 @@
 //!    continues and the exit code becomes 2.
 //! 3. Output is deterministic: sorted by path, line, column, rule, whatever the thread count.
 //! 4. The text prefilter never changes findings: it only skips files that contain none of the
-//!    words the analysis and rules can match (`rules/apis.toml` plus each rule's triggers).
+//!    words the analysis and rules can match (`rules/apis.toml` plus each rule's triggers;
+//!    `unused-suppression`'s trigger `timeoutlint` keeps every file with a suppression).
 //! 5. The linter does not depend on the runtime crate; it names runtime APIs only as text.
 //! 6. Fixtures are parsed, never compiled. The runtime crate is compiled and tested for real.
 

@@ -41,7 +41,12 @@ fn main() -> ExitCode {
     };
     let first = rest.first().and_then(|a| a.to_str()).unwrap_or("");
     if NO_PATHS.contains(&first) {
-        return timeoutlint::cli::main_from(std::iter::once(args[0].clone()).chain(rest));
+        if matches!(first, "--help" | "-h") {
+            println!("cargo timeoutlint [--workspace | -p NAME..] [--manifest-path PATH] [OPTIONS]: lints packages; the options are timeoutlint's:\n");
+        }
+        return timeoutlint::cli::main_from(
+            std::iter::once(OsString::from("cargo timeoutlint")).chain(rest),
+        );
     }
     let cwd = match std::env::current_dir() {
         Ok(c) => c,
@@ -76,7 +81,7 @@ fn main() -> ExitCode {
         extra.push(e.into());
     }
     rest.splice(insert_at..insert_at, extra);
-    timeoutlint::cli::main_from(std::iter::once(args[0].clone()).chain(rest))
+    timeoutlint::cli::main_from(std::iter::once(OsString::from("cargo timeoutlint")).chain(rest))
 }
 
 fn fail(message: &str) -> ExitCode {

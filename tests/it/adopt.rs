@@ -213,6 +213,9 @@ fn suppression_forms_silence_their_findings() {
         write(d, "a.rs", text);
         assert_eq!(show(&run(d, &concise)), "exit 0\n", "case {i}:\n{text}");
     }
+    // Suppressed findings are omitted from SARIF (GitHub shows SARIF `suppressions` as open).
+    let sarif = show(&run(d, &["--format", "sarif"]));
+    assert!(sarif.contains("\"results\": []"), "{sarif}");
     // After `enable`, the rule reports again.
     write(
         d,
