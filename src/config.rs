@@ -267,14 +267,16 @@ pub fn normalize(p: &Path) -> PathBuf {
 
 /// Parse a `timeoutlint.toml` document.
 pub fn parse(text: &str) -> Result<FileConfig, String> {
-    let value: toml::Table = toml::from_str(text).map_err(|e| e.message().to_string())?;
+    let value: toml::Table =
+        toml::from_str(text).map_err(|e: toml::de::Error| e.to_string().trim_end().to_string())?;
     from_table(&value, "")
 }
 
 /// Parse a `Cargo.toml` and return its `[package.metadata.timeoutlint]` (preferred: it is
 /// nearer to the code) or `[workspace.metadata.timeoutlint]` table, if any.
 pub fn parse_cargo_toml(text: &str) -> Result<Option<FileConfig>, String> {
-    let value: toml::Table = toml::from_str(text).map_err(|e| e.message().to_string())?;
+    let value: toml::Table =
+        toml::from_str(text).map_err(|e: toml::de::Error| e.to_string().trim_end().to_string())?;
     for section in ["package", "workspace"] {
         let table = value
             .get(section)
