@@ -492,6 +492,25 @@ crates/poller/src/lib.rs:10:17: uncancellable-backoff: backoff sleep is not race
     let o = cargo_timeoutlint(&d.join("crates/orders"), &["--format", "concise"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(!show(&o).contains("poller"), "{}", show(&o));
+    let manifest = d.join("Cargo.toml").display().to_string();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let o = cargo_timeoutlint(
+        elsewhere.path(),
+        &[
+            "--manifest-path",
+            &manifest,
+            "-p",
+            "orders",
+            "--format",
+            "concise",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    assert!(
+        show(&o).contains("crates/orders/src/lib.rs:4:5: unbounded-retry"),
+        "{}",
+        show(&o)
+    );
     let o = cargo_timeoutlint(d, &["-p", "poler"]);
     assert_eq!(
         show(&o),
