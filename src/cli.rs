@@ -10,12 +10,11 @@ use std::sync::Mutex;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::apis::Apis;
 use crate::diagnostic::FileError;
 use crate::emit::{self, Report};
 use crate::lint::{self, Config, FileReport};
 use crate::parse::WORKER_STACK;
-use crate::rules::{self, Rule};
+use crate::rules;
 use crate::source::SourceFile;
 use crate::walk;
 
@@ -65,6 +64,8 @@ pub struct Args {
     /// Exit 0 even when there are findings.
     #[arg(long)]
     exit_zero: bool,
+    #[command(flatten)]
+    adopt: crate::adopt::AdoptArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -76,6 +77,8 @@ enum Command {
         /// Rule name, e.g. `unbounded-retry`.
         name: String,
     },
+    #[command(flatten)]
+    Adopt(crate::adopt::AdoptCommand),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -114,7 +117,13 @@ enum Color {
 /// Entry point of the binary.
 #[must_use]
 pub fn main() -> ExitCode {
-    let args = match Args::try_parse() {
+    main_from(std::env::args_os())
+}
+
+/// Entry point with explicit arguments (the first is the program name): `cargo-timeoutlint`
+/// calls this after translating cargo's package selection into paths.
+pub fn main_from(command_line: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
+    let args = match Args::try_parse_from(command_line) {
         Ok(a) => a,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
@@ -148,22 +157,38 @@ fn run(args: &Args) -> anyhow::Result<u8> {
                 did_you_mean(name)
             );
         }
+        Some(Command::Adopt(c)) => return crate::adopt::run_command(c, &mut stdout),
         None => {}
     }
-    let selected = select_rules(args)?;
-    let mut config = Config::new(selected.clone(), Apis::builtin());
+    let started = std::time::Instant::now();
+    let selection = crate::config::CliSelection {
+        select: args.select.clone(),
+        extend_select: args.extend_select.clone(),
+        ignore: args.ignore.clone(),
+        exclude: args.exclude.clone(),
+    };
+    let resolved = crate::adopt::resolve(&args.paths, &args.adopt, &selection)?;
+    let mut config = resolved.lint_config();
     config.prefilter = !args.no_prefilter;
     config.max_file_bytes = args.max_file_size;
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
         .max(1);
-    let report = lint_paths(&args.paths, &args.exclude, &config, threads);
+    let mut adopt_run = crate::adopt::Run::start(&args.adopt, started);
+    let mut report = lint_paths(&args.paths, &resolved.excludes, &config, threads);
+    adopt_run.linted(&args.adopt, &args.paths, &resolved.excludes, &mut report)?;
+    if args.adopt.add_ignore {
+        return crate::adopt::add_ignore(&report);
+    }
     let wrote_all = write_outputs(args, &report, &mut stdout)?;
+    let adopt_failed = adopt_run.finish(&args.adopt, &report);
     if !report.errors.is_empty() || !wrote_all {
         return Ok(2);
     }
-    Ok(u8::from(report.finding_count() > 0 && !args.exit_zero))
+    Ok(u8::from(
+        (report.finding_count() > 0 && !args.exit_zero) || adopt_failed,
+    ))
 }
 
 /// Lint `paths` with `threads` workers. Output order does not depend on the thread count.
@@ -175,6 +200,7 @@ pub fn lint_paths(
     threads: usize,
 ) -> Report {
     let (files, mut errors) = walk::rust_files(paths, excludes);
+    crate::adopt::progress_total(files.len());
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<(usize, Option<SourceFile>, FileReport)>> = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
@@ -210,6 +236,7 @@ pub fn lint_paths(
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .push((i, src, report));
+                crate::adopt::progress_tick();
             });
             if let Err(e) = spawned {
                 errors.push(FileError {
@@ -244,32 +271,6 @@ pub fn lint_paths(
     }
 }
 
-fn select_rules(args: &Args) -> anyhow::Result<Vec<&'static Rule>> {
-    for name in args
-        .select
-        .iter()
-        .chain(&args.extend_select)
-        .chain(&args.ignore)
-    {
-        if rules::by_name(name).is_none() {
-            anyhow::bail!("unknown rule `{name}`{}", did_you_mean(name));
-        }
-    }
-    Ok(rules::ALL
-        .iter()
-        .copied()
-        .filter(|r| {
-            let on = if args.select.is_empty() {
-                r.default_enabled
-            } else {
-                args.select.iter().any(|s| s == r.name)
-            };
-            (on || args.extend_select.iter().any(|s| s == r.name))
-                && !args.ignore.iter().any(|s| s == r.name)
-        })
-        .collect())
-}
-
 fn did_you_mean(name: &str) -> String {
     rules::ALL
         .iter()
@@ -280,7 +281,7 @@ fn did_you_mean(name: &str) -> String {
 }
 
 /// Levenshtein distance; rule names are short, so the quadratic table is fine.
-fn strsim_distance(a: &str, b: &str) -> usize {
+pub(crate) fn strsim_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

@@ -2,27 +2,35 @@
 //! services.
 //!
 //! The pipeline runs in one direction:
-//! `walk` -> `parse` -> `analysis::Facts` -> `rules::*::check` -> `emit::*`.
+//! `walk` -> `parse` -> `analysis::Facts` -> `rules::*::check` -> `suppression` -> `emit::*`,
+//! with `config` deciding what runs and `baseline` hiding known findings before output.
 //!
 //! Invariants (each has a test):
-//! 1. Only the edge does IO: [`walk`], `cli` and `main`. Every other module takes `&str` and
-//!    returns data.
+//! 1. Only the edge does IO: [`walk`], `cli` and `main`, `config::read_config_files` (finding and
+//!    reading the config file), `adopt` (baseline files, `--add-ignore` edits, progress) and the
+//!    `cargo-timeoutlint` binary (`cargo metadata`). Every other module takes `&str` and returns
+//!    data.
 //! 2. No input panics the linter: each file's work is isolated on a big-stack worker behind a
 //!    nesting-depth guard; a panic or parse failure becomes a [`diagnostic::FileError`], the run
 //!    continues and the exit code becomes 2.
 //! 3. Output is deterministic: sorted by path, line, column, rule, whatever the thread count.
 //! 4. The text prefilter never changes findings: it only skips files that contain none of the
-//!    words the analysis and rules can match (`rules/apis.toml` plus each rule's triggers).
+//!    words the analysis and rules can match (`rules/apis.toml` plus each rule's triggers;
+//!    `unused-suppression`'s trigger `timeoutlint` keeps every file with a suppression).
 //! 5. The linter does not depend on the runtime crate; it names runtime APIs only as text.
 //! 6. Fixtures are parsed, never compiled. The runtime crate is compiled and tested for real.
 
+pub mod adopt;
 pub mod analysis;
 pub mod apis;
+pub mod baseline;
 pub mod cli;
+pub mod config;
 pub mod diagnostic;
 pub mod emit;
 pub mod lint;
 pub mod parse;
 pub mod rules;
 pub mod source;
+pub mod suppression;
 pub mod walk;

@@ -25,6 +25,8 @@ pub struct Config {
     pub prefilter: bool,
     /// Files larger than this are reported and skipped.
     pub max_file_bytes: u64,
+    /// Per-rule levels and per-file ignores from configuration (`config`).
+    pub settings: crate::config::FileSettings,
     matcher: AhoCorasick,
 }
 
@@ -47,6 +49,7 @@ impl Config {
             apis,
             prefilter: true,
             max_file_bytes: parse::DEFAULT_MAX_FILE_BYTES,
+            settings: crate::config::FileSettings::default(),
             matcher,
         }
     }
@@ -121,6 +124,9 @@ fn lint_parsed(src: &SourceFile, config: &Config) -> FileReport {
     };
     let mut diagnostics: Vec<Diagnostic> =
         config.rules.iter().flat_map(|r| (r.check)(&cx)).collect();
+    // Suppression comments, then configuration (per-file ignores, levels): see those modules.
+    crate::suppression::apply(src, config, &mut diagnostics);
+    crate::config::adjust(src, &config.settings, &mut diagnostics);
     sort(&mut diagnostics);
     FileReport {
         diagnostics,

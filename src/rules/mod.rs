@@ -68,6 +68,8 @@ registry! {
     unbounded_retry,
     uncancellable_backoff,
     blocking_sleep_in_async,
+    unused_suppression,
+    suppression_without_reason,
 }
 
 /// Look a rule up by its kebab name.

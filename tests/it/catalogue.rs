@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::support::{doc_blocks, fixture_files, lint_text, root};
+use crate::support::{doc_blocks, fixture_files, lint_rule, root};
 use timeoutlint::rules::ALL;
 
 fn names(dir: &str, suffix: &str) -> BTreeSet<String> {
@@ -76,13 +76,13 @@ fn example_fires_once_and_use_instead_never() {
         let examples = doc_blocks(r.doc, "Example");
         assert!(!examples.is_empty(), "{}: no Example block", r.name);
         for code in examples {
-            let (_, d) = lint_text("example.rs", &code, &[r]);
+            let (_, d) = lint_rule("example.rs", &code, r);
             assert_eq!(d.len(), 1, "{}: Example fires {} times", r.name, d.len());
         }
         let fixed = doc_blocks(r.doc, "Use instead");
         assert!(!fixed.is_empty(), "{}: no Use instead block", r.name);
         for code in fixed {
-            let (_, d) = lint_text("use_instead.rs", &code, &[r]);
+            let (_, d) = lint_rule("use_instead.rs", &code, r);
             assert!(
                 d.is_empty(),
                 "{}: Use instead fires: {:?}",

@@ -1,7 +1,7 @@
 //! Every rule against its fixture: findings exactly on the `//~ <rule>` lines, and the human
 //! rendering snapshotted in `tests/snapshots/<rule>.snap`.
 
-use crate::support::{fixture_files, human, lint_text, marked_lines, root};
+use crate::support::{fixture_files, human, lint_rule, marked_lines, root};
 use timeoutlint::rules::ALL;
 
 #[test]
@@ -15,7 +15,7 @@ fn fixtures_fire_exactly_on_marked_lines() {
                 .unwrap()
                 .to_string_lossy()
                 .replace('\\', "/");
-            let (src, diags) = lint_text(&rel, &text, &[rule]);
+            let (src, diags) = lint_rule(&rel, &text, rule);
             let got: Vec<usize> = diags
                 .iter()
                 .map(|d| src.position(d.primary.start).line)
@@ -43,7 +43,7 @@ fn fixture_snapshots() {
                 .unwrap()
                 .to_string_lossy()
                 .replace('\\', "/");
-            let (src, diags) = lint_text(&rel, &text, &[rule]);
+            let (src, diags) = lint_rule(&rel, &text, rule);
             out.push_str(&human(src, diags, &[rule]));
         }
         insta::with_settings!({
@@ -61,7 +61,7 @@ fn messages_are_lowercase_without_trailing_period() {
     for rule in ALL {
         for path in fixture_files(rule) {
             let text = std::fs::read_to_string(&path).unwrap();
-            let (_, diags) = lint_text("f.rs", &text, &[rule]);
+            let (_, diags) = lint_rule("f.rs", &text, rule);
             for d in diags {
                 let first = d.message.chars().next().unwrap();
                 assert!(!first.is_uppercase(), "{}: {}", rule.name, d.message);

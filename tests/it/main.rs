@@ -4,6 +4,7 @@
 // Tests build their inputs on disk; the IO guard is for the linter's own modules.
 #![allow(clippy::disallowed_methods)]
 
+mod adopt;
 mod catalogue;
 mod cli;
 mod emit;

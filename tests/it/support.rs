@@ -34,6 +34,21 @@ pub fn lint_text(path: &str, text: &str, only: &[&'static Rule]) -> (SourceFile,
     (src, report.diagnostics)
 }
 
+/// Lint one text with `rule` alone and return its findings. A meta rule (`unused-suppression`)
+/// judges the other rules' findings, so it runs with every rule and only its own findings are
+/// kept: alone it could never see a suppression that silences something.
+pub fn lint_rule(path: &str, text: &str, rule: &'static Rule) -> (SourceFile, Vec<Diagnostic>) {
+    if rule.name != "unused-suppression" {
+        return lint_text(path, text, &[rule]);
+    }
+    let (src, diags) = lint_text(path, text, &[]);
+    let own = diags
+        .into_iter()
+        .filter(|d| std::ptr::eq(d.rule, rule))
+        .collect();
+    (src, own)
+}
+
 /// The human rendering (no colour) of `diags`.
 pub fn human(src: SourceFile, diags: Vec<Diagnostic>, rules: &[&'static Rule]) -> String {
     let report = Report {

@@ -1,0 +1,287 @@
+//! `cargo timeoutlint`: lints cargo packages instead of paths.
+//!
+//! cargo runs `cargo-timeoutlint timeoutlint ARGS..`. This binary takes cargo's package
+//! selection (`--workspace` / `--all`, `-p` / `--package NAME`, `--manifest-path PATH`), asks
+//! `cargo metadata --format-version 1 --no-deps` where those packages live, and runs the linter
+//! on their directories with every other argument passed through (a nested member that is not
+//! selected is excluded). Without a selection it does what cargo does: the package of the
+//! current directory, or every member in a virtual workspace's root. Part of the IO edge (a
+//! subprocess); deliberately absent: paths as arguments (use `timeoutlint PATH`) and cargo's
+//! `--exclude` (ours is a glob).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+/// Subcommands that take no paths, passed through unchanged.
+const NO_PATHS: &[&str] = &["rules", "rule", "help", "--help", "-h", "--version", "-V"];
+
+#[derive(Debug, Default)]
+struct Selection {
+    workspace: bool,
+    packages: Vec<String>,
+    manifest_path: Option<PathBuf>,
+}
+
+#[derive(Debug, PartialEq)]
+struct Package {
+    name: String,
+    dir: PathBuf,
+    member: bool,
+}
+
+fn main() -> ExitCode {
+    let mut args: Vec<OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == "timeoutlint") {
+        args.remove(1);
+    }
+    let (selection, mut rest) = match split_args(&args[1..]) {
+        Ok(v) => v,
+        Err(e) => return fail(&e),
+    };
+    let first = rest.first().and_then(|a| a.to_str()).unwrap_or("");
+    if NO_PATHS.contains(&first) {
+        if matches!(first, "--help" | "-h") {
+            println!("cargo timeoutlint [--workspace | -p NAME..] [--manifest-path PATH] [OPTIONS]: lints packages; the options are timeoutlint's:\n");
+        }
+        return timeoutlint::cli::main_from(
+            std::iter::once(OsString::from("cargo timeoutlint")).chain(rest),
+        );
+    }
+    let cwd = match std::env::current_dir() {
+        Ok(c) => c,
+        Err(e) => return fail(&format!("cannot read the current directory: {e}")),
+    };
+    let json = match cargo_metadata(selection.manifest_path.as_deref()) {
+        Ok(j) => j,
+        Err(e) => return fail(&e),
+    };
+    let packages = match parse_metadata(&json) {
+        Ok(p) => p,
+        Err(e) => return fail(&format!("cannot read `cargo metadata` output: {e}")),
+    };
+    let here = selection
+        .manifest_path
+        .as_deref()
+        .and_then(Path::parent)
+        .map_or(cwd.clone(), |p| cwd.join(p));
+    let (dirs, excludes) = match select(&packages, &selection, &here) {
+        Ok(v) => v,
+        Err(e) => return fail(&e),
+    };
+    // `baseline create|prune` and `config` take paths after their own name.
+    let insert_at = match first {
+        "baseline" => 2.min(rest.len()),
+        "config" => 1,
+        _ => 0,
+    };
+    let mut extra: Vec<OsString> = dirs.into_iter().map(OsString::from).collect();
+    for e in excludes {
+        extra.push("--exclude".into());
+        extra.push(e.into());
+    }
+    rest.splice(insert_at..insert_at, extra);
+    timeoutlint::cli::main_from(std::iter::once(OsString::from("cargo timeoutlint")).chain(rest))
+}
+
+fn fail(message: &str) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(2)
+}
+
+/// Cargo's selection flags out, everything else (in order) for the linter.
+fn split_args(args: &[OsString]) -> Result<(Selection, Vec<OsString>), String> {
+    let mut sel = Selection::default();
+    let mut rest = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let s = a.to_string_lossy();
+        let mut value = |flag: &str| {
+            it.next()
+                .map(|v| v.to_string_lossy().into_owned())
+                .ok_or_else(|| format!("`{flag}` needs a value"))
+        };
+        match s.as_ref() {
+            "--workspace" | "--all" => sel.workspace = true,
+            "-p" | "--package" => sel.packages.push(value(&s)?),
+            "--manifest-path" => sel.manifest_path = Some(PathBuf::from(value(&s)?)),
+            _ => {
+                if let Some(v) = s.strip_prefix("--package=") {
+                    sel.packages.push(v.to_string());
+                } else if let Some(v) = s.strip_prefix("--manifest-path=") {
+                    sel.manifest_path = Some(PathBuf::from(v));
+                } else if let Some(v) = s.strip_prefix("-p").filter(|v| !v.is_empty()) {
+                    sel.packages.push(v.to_string());
+                } else {
+                    rest.push(a.clone());
+                }
+            }
+        }
+    }
+    Ok((sel, rest))
+}
+
+fn cargo_metadata(manifest: Option<&Path>) -> Result<String, String> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.args(["metadata", "--format-version", "1", "--no-deps"]);
+    if let Some(m) = manifest {
+        cmd.arg("--manifest-path").arg(m);
+    }
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot run `cargo metadata`: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "`cargo metadata` failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    String::from_utf8(out.stdout).map_err(|_| "`cargo metadata` printed non-UTF-8".into())
+}
+
+/// The packages of `cargo metadata --no-deps` output: name, directory, workspace membership.
+fn parse_metadata(json: &str) -> Result<Vec<Package>, String> {
+    let v: serde_json::Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
+    let members: Vec<&str> = v["workspace_members"]
+        .as_array()
+        .ok_or("no `workspace_members`")?
+        .iter()
+        .filter_map(serde_json::Value::as_str)
+        .collect();
+    let mut out = Vec::new();
+    for p in v["packages"].as_array().ok_or("no `packages`")? {
+        let name = p["name"].as_str().ok_or("a package without `name`")?;
+        let manifest = p["manifest_path"]
+            .as_str()
+            .ok_or("a package without `manifest_path`")?;
+        let id = p["id"].as_str().unwrap_or("");
+        out.push(Package {
+            name: name.to_string(),
+            dir: Path::new(manifest)
+                .parent()
+                .map_or_else(PathBuf::new, Path::to_path_buf),
+            member: members.contains(&id),
+        });
+    }
+    Ok(out)
+}
+
+/// The directories to lint and the exclude globs for nested members that are not selected.
+fn select(
+    packages: &[Package],
+    sel: &Selection,
+    here: &Path,
+) -> Result<(Vec<PathBuf>, Vec<String>), String> {
+    let members: Vec<&Package> = packages.iter().filter(|p| p.member).collect();
+    let chosen: Vec<&Package> = if !sel.packages.is_empty() {
+        let mut v = Vec::new();
+        for name in &sel.packages {
+            let p = members.iter().find(|p| &p.name == name).ok_or_else(|| {
+                format!(
+                    "package `{name}` is not a member of the workspace{}",
+                    timeoutlint::config::suggest(name, members.iter().map(|p| p.name.as_str()))
+                )
+            })?;
+            v.push(*p);
+        }
+        v
+    } else if sel.workspace {
+        members.clone()
+    } else {
+        // cargo's default: the package whose directory holds the current one, else (a virtual
+        // workspace's root) every member.
+        members
+            .iter()
+            .filter(|p| here.starts_with(&p.dir))
+            .max_by_key(|p| p.dir.components().count())
+            .map_or_else(|| members.clone(), |p| vec![*p])
+    };
+    let mut dirs: Vec<PathBuf> = chosen.iter().map(|p| p.dir.clone()).collect();
+    dirs.sort();
+    dirs.dedup();
+    // A selected directory inside another selected one is walked already.
+    let outer: Vec<PathBuf> = dirs
+        .iter()
+        .filter(|d| !dirs.iter().any(|o| o != *d && d.starts_with(o)))
+        .cloned()
+        .collect();
+    let mut excludes = Vec::new();
+    for m in &members {
+        if chosen.iter().any(|c| c.dir == m.dir) {
+            continue;
+        }
+        for o in &outer {
+            if let Ok(rel) = m.dir.strip_prefix(o) {
+                if !rel.as_os_str().is_empty() {
+                    excludes.push(format!("{}/**", rel.to_string_lossy().replace('\\', "/")));
+                }
+            }
+        }
+    }
+    Ok((outer, excludes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(sel: &Selection, here: &str) -> String {
+        let packages = vec![
+            Package {
+                name: "root".into(),
+                dir: "/w".into(),
+                member: true,
+            },
+            Package {
+                name: "rt".into(),
+                dir: "/w/runtime".into(),
+                member: true,
+            },
+        ];
+        match select(&packages, sel, Path::new(here)) {
+            Ok((d, e)) => format!("{d:?} {e:?}"),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn selection_follows_cargo() {
+        let none = Selection::default();
+        assert_eq!(check(&none, "/w"), r#"["/w"] ["runtime/**"]"#);
+        assert_eq!(check(&none, "/w/runtime/src"), r#"["/w/runtime"] []"#);
+        let all = Selection {
+            workspace: true,
+            ..Selection::default()
+        };
+        assert_eq!(check(&all, "/w"), r#"["/w"] []"#);
+        let bad = Selection {
+            packages: vec!["rtt".into()],
+            ..Selection::default()
+        };
+        assert_eq!(
+            check(&bad, "/w"),
+            "package `rtt` is not a member of the workspace (did you mean `rt`?)"
+        );
+    }
+
+    #[test]
+    fn cargo_flags_are_taken_out() {
+        let args: Vec<OsString> = [
+            "-p",
+            "a",
+            "--format",
+            "json",
+            "--package=b",
+            "-pc",
+            "--workspace",
+        ]
+        .iter()
+        .map(OsString::from)
+        .collect();
+        let (sel, rest) = split_args(&args).unwrap();
+        assert_eq!(sel.packages, ["a", "b", "c"]);
+        assert!(sel.workspace);
+        assert_eq!(rest, [OsString::from("--format"), OsString::from("json")]);
+    }
+}

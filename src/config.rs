@@ -1,0 +1,818 @@
+//! Project configuration: finding `timeoutlint.toml` / `.timeoutlint.toml` / the
+//! `[package|workspace.metadata.timeoutlint]` table of a `Cargo.toml`, parsing it, and layering it
+//! with the command line into the rules to run, their levels, per-file ignores and the library
+//! knowledge.
+//!
+//! Only [`read_config_files`] touches the file system; everything else is a pure function of
+//! text and paths, so precedence and error messages are tested without a disk. Deliberately
+//! absent: merging several config files (the nearest one wins, like rustfmt) and an `extend`
+//! key; a config file is one place to look.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+
+use crate::apis::Apis;
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::lint::Config;
+use crate::rules::{self, Rule};
+use crate::source::SourceFile;
+
+/// File names looked for in each directory, in order; `Cargo.toml` only counts when it has a
+/// `timeoutlint` metadata table.
+pub const FILE_NAMES: &[&str] = &["timeoutlint.toml", ".timeoutlint.toml", "Cargo.toml"];
+
+/// Rule groups usable wherever a rule name is.
+pub const GROUPS: &[&str] = &["all", "default", "pedantic"];
+
+const TOP_KEYS: &[&str] = &[
+    "select",
+    "extend-select",
+    "ignore",
+    "exclude",
+    "per-file-ignores",
+    "rules",
+    "apis",
+];
+
+/// A rule's level in `[rules]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// Reported with this severity (and enabled).
+    On(Severity),
+    /// Not run.
+    Off,
+}
+
+/// Where a value came from, for `timeoutlint config` and error messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// The built-in default.
+    Default,
+    /// A configuration file (or `Cargo.toml` metadata table).
+    File(PathBuf),
+    /// A command-line flag.
+    Cli(&'static str),
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::Default => f.write_str("default"),
+            Origin::File(p) => write!(f, "{}", p.display()),
+            Origin::Cli(flag) => write!(f, "command line ({flag})"),
+        }
+    }
+}
+
+/// One parsed configuration document (a file or a metadata table).
+#[derive(Debug, Clone, Default)]
+pub struct FileConfig {
+    /// `select`: replaces the default set.
+    pub select: Option<Vec<String>>,
+    /// `extend-select`.
+    pub extend_select: Vec<String>,
+    /// `ignore`.
+    pub ignore: Vec<String>,
+    /// `exclude`: globs like `--exclude`.
+    pub exclude: Vec<String>,
+    /// `[per-file-ignores]`: glob (relative to the config file's directory) -> rules.
+    pub per_file_ignores: Vec<(String, Vec<String>)>,
+    /// `[rules]`: rule -> level; a level other than `off` also enables the rule.
+    pub levels: Vec<(String, Level)>,
+    /// `[apis]`: library knowledge in the `rules/apis.toml` schema, merged into the built-in.
+    pub apis: Option<Apis>,
+    /// `[apis]` as written, for `timeoutlint config` (schema-agnostic, so sections added to
+    /// `Apis` show up without a change here).
+    pub apis_text: Vec<(String, String)>,
+}
+
+/// The command-line side of the layering.
+#[derive(Debug, Clone, Default)]
+pub struct CliSelection {
+    /// `--select`.
+    pub select: Vec<String>,
+    /// `--extend-select`.
+    pub extend_select: Vec<String>,
+    /// `--ignore`.
+    pub ignore: Vec<String>,
+    /// `--exclude`.
+    pub exclude: Vec<String>,
+}
+
+/// A found configuration: where and what.
+#[derive(Debug, Clone)]
+pub struct Found {
+    /// The file.
+    pub path: PathBuf,
+    /// Its parsed content.
+    pub config: FileConfig,
+}
+
+/// Per-file adjustments that [`adjust`] applies after the rules ran.
+#[derive(Debug, Clone, Default)]
+pub struct FileSettings {
+    /// Severity overrides by rule name.
+    pub severities: BTreeMap<&'static str, Severity>,
+    /// Globs of `per-file-ignores` and the rules each one turns off.
+    per_file: Option<(GlobSet, Vec<Vec<&'static str>>)>,
+    /// The directory `per-file-ignores` globs are relative to, and the working directory the
+    /// display paths are relative to (both absolute).
+    base: Option<(PathBuf, PathBuf)>,
+}
+
+impl FileSettings {
+    /// Is `rule` turned off for the file at display path `path` by `per-file-ignores`?
+    #[must_use]
+    pub fn ignored(&self, path: &str, rule: &str) -> bool {
+        let Some((set, rules)) = &self.per_file else {
+            return false;
+        };
+        let rel = match &self.base {
+            Some((dir, cwd)) => {
+                let abs = cwd.join(path);
+                abs.strip_prefix(dir)
+                    .map_or(path.to_string(), |p| p.to_string_lossy().replace('\\', "/"))
+            }
+            None => path.to_string(),
+        };
+        set.matches(&rel)
+            .into_iter()
+            .any(|i| rules[i].contains(&rule))
+    }
+}
+
+/// The layered result: everything a run needs from configuration.
+#[derive(Debug)]
+pub struct Resolved {
+    /// Enabled rules, in registry order.
+    pub rules: Vec<&'static Rule>,
+    /// Built-in knowledge plus the config's `[apis]`.
+    pub apis: Apis,
+    /// Levels and per-file ignores.
+    pub settings: FileSettings,
+    /// Exclude globs: the config's and the command line's.
+    pub excludes: Vec<String>,
+    /// The config file used, if any.
+    pub file: Option<PathBuf>,
+    /// `timeoutlint config`'s listing: key, value, origin.
+    pub provenance: Vec<(String, String, Origin)>,
+}
+
+impl Resolved {
+    /// A lint [`Config`] for these settings.
+    #[must_use]
+    pub fn lint_config(&self) -> Config {
+        let mut c = Config::new(self.rules.clone(), self.apis.clone());
+        c.settings = self.settings.clone();
+        c
+    }
+}
+
+/// Find and read the configuration for `paths`: `explicit` when given, none when `isolated`,
+/// else the nearest config file above the paths' common directory (the working directory when
+/// no path is given). The one function in this module that does IO.
+pub fn read_config_files(
+    paths: &[PathBuf],
+    explicit: Option<&Path>,
+    isolated: bool,
+) -> anyhow::Result<Option<Found>> {
+    if isolated {
+        return Ok(None);
+    }
+    if let Some(p) = explicit {
+        let bytes = std::fs::read(p)
+            .map_err(|e| anyhow::anyhow!("cannot read config {}: {e}", p.display()))?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| anyhow::anyhow!("config {} is not UTF-8", p.display()))?;
+        let is_cargo = p.file_name().is_some_and(|n| n == "Cargo.toml");
+        let config = if is_cargo {
+            parse_cargo_toml(&text).map(Option::unwrap_or_default)
+        } else {
+            parse(&text)
+        }
+        .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+        return Ok(Some(Found {
+            path: p.to_path_buf(),
+            config,
+        }));
+    }
+    let cwd = std::env::current_dir()?;
+    let start = common_dir(&cwd, paths);
+    for dir in start.ancestors() {
+        for name in FILE_NAMES {
+            let p = dir.join(name);
+            let Ok(bytes) = std::fs::read(&p) else {
+                continue;
+            };
+            let text = String::from_utf8(bytes)
+                .map_err(|_| anyhow::anyhow!("config {} is not UTF-8", p.display()))?;
+            let parsed = if *name == "Cargo.toml" {
+                parse_cargo_toml(&text)
+            } else {
+                parse(&text).map(Some)
+            };
+            match parsed {
+                Ok(Some(config)) => return Ok(Some(Found { path: p, config })),
+                Ok(None) => {}
+                Err(e) => anyhow::bail!("{}: {e}", p.display()),
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// The deepest directory holding every path (absolute); `cwd` when there are none.
+#[must_use]
+pub fn common_dir(cwd: &Path, paths: &[PathBuf]) -> PathBuf {
+    let mut dirs = paths.iter().map(|p| {
+        let abs = normalize(&cwd.join(p));
+        // A file's configuration is its directory's; `.rs` is checked by name so no IO is needed.
+        if abs.extension().is_some_and(|x| x == "rs") {
+            abs.parent().map_or(abs.clone(), Path::to_path_buf)
+        } else {
+            abs
+        }
+    });
+    let Some(mut common) = dirs.next() else {
+        return cwd.to_path_buf();
+    };
+    for d in dirs {
+        while !d.starts_with(&common) {
+            if !common.pop() {
+                break;
+            }
+        }
+    }
+    common
+}
+
+/// Remove `.` and resolve `..` lexically (no symlink resolution, no IO).
+#[must_use]
+pub fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Parse a `timeoutlint.toml` document.
+pub fn parse(text: &str) -> Result<FileConfig, String> {
+    let value: toml::Table =
+        toml::from_str(text).map_err(|e: toml::de::Error| e.to_string().trim_end().to_string())?;
+    from_table(&value, "")
+}
+
+/// Parse a `Cargo.toml` and return its `[package.metadata.timeoutlint]` (preferred: it is
+/// nearer to the code) or `[workspace.metadata.timeoutlint]` table, if any.
+pub fn parse_cargo_toml(text: &str) -> Result<Option<FileConfig>, String> {
+    let value: toml::Table =
+        toml::from_str(text).map_err(|e: toml::de::Error| e.to_string().trim_end().to_string())?;
+    for section in ["package", "workspace"] {
+        let table = value
+            .get(section)
+            .and_then(|v| v.get("metadata"))
+            .and_then(|v| v.get("timeoutlint"));
+        if let Some(t) = table {
+            let prefix = format!("{section}.metadata.timeoutlint.");
+            let t = t
+                .as_table()
+                .ok_or_else(|| format!("`{}` must be a table", prefix.trim_end_matches('.')))?;
+            return from_table(t, &prefix).map(Some);
+        }
+    }
+    Ok(None)
+}
+
+fn from_table(t: &toml::Table, prefix: &str) -> Result<FileConfig, String> {
+    let mut c = FileConfig::default();
+    for (key, value) in t {
+        let at = format!("{prefix}{key}");
+        match key.as_str() {
+            "select" => c.select = Some(rule_list(value, &at)?),
+            "extend-select" => c.extend_select = rule_list(value, &at)?,
+            "ignore" => c.ignore = rule_list(value, &at)?,
+            "exclude" => {
+                c.exclude = strings(value, &at)?;
+                for g in &c.exclude {
+                    Glob::new(g).map_err(|e| format!("`{at}`: invalid glob `{g}`: {e}"))?;
+                }
+            }
+            "per-file-ignores" => {
+                let table = value
+                    .as_table()
+                    .ok_or_else(|| format!("`{at}` must be a table of glob = [rules]"))?;
+                for (glob, rules) in table {
+                    Glob::new(glob).map_err(|e| format!("`{at}`: invalid glob `{glob}`: {e}"))?;
+                    let rules = rule_list(rules, &format!("{at}.\"{glob}\""))?;
+                    c.per_file_ignores.push((glob.clone(), rules));
+                }
+            }
+            "rules" => {
+                let table = value
+                    .as_table()
+                    .ok_or_else(|| format!("`{at}` must be a table of rule = \"level\""))?;
+                for (name, level) in table {
+                    check_rule_name(name, &format!("{at}.{name}"), false)?;
+                    let level = parse_level(level, &format!("{at}.{name}"))?;
+                    c.levels.push((name.clone(), level));
+                }
+            }
+            "apis" => {
+                c.apis = Some(apis_table(value, &at)?);
+                flatten(value, "apis", &mut c.apis_text);
+            }
+            _ => {
+                return Err(format!(
+                    "unknown key `{at}`{}; known keys: {}",
+                    suggest(key, TOP_KEYS.iter().copied()),
+                    TOP_KEYS.join(", ")
+                ))
+            }
+        }
+    }
+    Ok(c)
+}
+
+/// `[apis]` in the `rules/apis.toml` schema; each section is read on its own so an error names
+/// the section (`apis.sleeps`), which serde's message alone does not.
+fn apis_table(value: &toml::Value, at: &str) -> Result<Apis, String> {
+    let table = value
+        .as_table()
+        .ok_or_else(|| format!("`{at}` must be a table in the rules/apis.toml schema"))?;
+    for (key, section) in table {
+        let mut one = toml::Table::new();
+        one.insert(key.clone(), section.clone());
+        let place = if Apis::parse(&format!("{key} = {{}}")).is_ok() {
+            format!("{at}.{key}")
+        } else {
+            at.to_string()
+        };
+        toml::Value::Table(one)
+            .try_into::<Apis>()
+            .map_err(|e| format!("`{place}`: {}", with_suggestion(&e)))?;
+    }
+    value
+        .clone()
+        .try_into()
+        .map_err(|e: toml::de::Error| format!("`{at}`: {}", with_suggestion(&e)))
+}
+
+fn strings(value: &toml::Value, at: &str) -> Result<Vec<String>, String> {
+    let arr = value
+        .as_array()
+        .ok_or_else(|| format!("`{at}` must be an array of strings"))?;
+    arr.iter()
+        .map(|v| {
+            v.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| format!("`{at}` must be an array of strings"))
+        })
+        .collect()
+}
+
+fn rule_list(value: &toml::Value, at: &str) -> Result<Vec<String>, String> {
+    let names = strings(value, at)?;
+    for n in &names {
+        check_rule_name(n, at, true)?;
+    }
+    Ok(names)
+}
+
+/// Is `name` a rule (or, when `groups`, a group)? The error names the place and a suggestion.
+pub fn check_rule_name(name: &str, at: &str, groups: bool) -> Result<(), String> {
+    if rules::by_name(name).is_some() || (groups && GROUPS.contains(&name)) {
+        return Ok(());
+    }
+    let candidates = rules::ALL
+        .iter()
+        .map(|r| r.name)
+        .chain(GROUPS.iter().copied().filter(|_| groups));
+    Err(format!(
+        "unknown rule `{name}` in `{at}`{}; `timeoutlint rules` lists them",
+        suggest(name, candidates)
+    ))
+}
+
+fn parse_level(value: &toml::Value, at: &str) -> Result<Level, String> {
+    const LEVELS: &[&str] = &["error", "warning", "note", "off"];
+    let s = value
+        .as_str()
+        .ok_or_else(|| format!("`{at}` must be one of {}", LEVELS.join(", ")))?;
+    Ok(match s {
+        "error" => Level::On(Severity::Error),
+        "warning" => Level::On(Severity::Warning),
+        "note" => Level::On(Severity::Note),
+        "off" => Level::Off,
+        _ => {
+            return Err(format!(
+                "unknown level `{s}` in `{at}`{}; use one of {}",
+                suggest(s, LEVELS.iter().copied()),
+                LEVELS.join(", ")
+            ))
+        }
+    })
+}
+
+/// `(did you mean `x`?)` for the closest candidate within a small edit distance, else nothing.
+#[must_use]
+pub fn suggest<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> String {
+    candidates
+        .map(|c| (crate::cli::strsim_distance(word, c), c))
+        .min()
+        .filter(|(d, _)| *d <= 3.max(word.len() / 3))
+        .map_or(String::new(), |(_, c)| format!(" (did you mean `{c}`?)"))
+}
+
+/// serde's "unknown field `x`, expected one of `a`, `b`" gains a did-you-mean.
+fn with_suggestion(e: &toml::de::Error) -> String {
+    let msg = e.message().trim().to_string();
+    let Some(rest) = msg.strip_prefix("unknown field `") else {
+        return msg;
+    };
+    let Some((field, expected)) = rest.split_once('`') else {
+        return msg;
+    };
+    let candidates: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+    format!("{msg}{}", suggest(field, candidates.into_iter()))
+}
+
+/// Layer the defaults, the config file and the command line (in that order; a layer's `select`
+/// replaces everything before it, `extend-select` adds, `ignore` removes, ruff's model) for a
+/// lint of `roots` (relative to `cwd`).
+pub fn resolve(
+    found: Option<&Found>,
+    cli: &CliSelection,
+    cwd: &Path,
+    roots: &[PathBuf],
+) -> anyhow::Result<Resolved> {
+    let at = |flag: &str| format!("--{flag}");
+    for (flag, names) in [
+        ("select", &cli.select),
+        ("extend-select", &cli.extend_select),
+        ("ignore", &cli.ignore),
+    ] {
+        for n in names {
+            check_rule_name(n, &at(flag), true).map_err(anyhow::Error::msg)?;
+        }
+    }
+    let file_origin = found.map_or(Origin::Default, |f| Origin::File(f.path.clone()));
+    let empty = FileConfig::default();
+    let fc = found.map_or(&empty, |f| &f.config);
+    let mut prov = Vec::new();
+    let show = |v: &[String]| format!("{v:?}");
+
+    let mut on: Vec<&'static Rule> = expand("default");
+    let after_default = on.clone();
+    let mut select_origin = Origin::Default;
+    let mut select_value = vec!["default".to_string()];
+    // The file layer: `[rules]` levels other than `off` act as extend-select, `off` as ignore.
+    let mut file_extend = fc.extend_select.clone();
+    let mut file_ignore = fc.ignore.clone();
+    for (name, level) in &fc.levels {
+        match level {
+            Level::On(_) => file_extend.push(name.clone()),
+            Level::Off => file_ignore.push(name.clone()),
+        }
+    }
+    if let Some(sel) = &fc.select {
+        on = sel.iter().flat_map(|s| expand(s)).collect();
+        select_origin = file_origin.clone();
+        select_value.clone_from(sel);
+    }
+    add(&mut on, &file_extend);
+    remove(&mut on, &file_ignore);
+    let after_file = on.clone();
+    if !cli.select.is_empty() {
+        on = cli.select.iter().flat_map(|s| expand(s)).collect();
+        select_origin = Origin::Cli("--select");
+        select_value.clone_from(&cli.select);
+    }
+    add(&mut on, &cli.extend_select);
+    remove(&mut on, &cli.ignore);
+    let rules: Vec<&'static Rule> = rules::ALL
+        .iter()
+        .copied()
+        .filter(|r| on.iter().any(|o| std::ptr::eq(*o, *r)))
+        .collect();
+
+    prov.push(("select".into(), show(&select_value), select_origin));
+    for (key, file, cli_v, flag) in [
+        (
+            "extend-select",
+            &fc.extend_select,
+            &cli.extend_select,
+            "--extend-select",
+        ),
+        ("ignore", &fc.ignore, &cli.ignore, "--ignore"),
+        ("exclude", &fc.exclude, &cli.exclude, "--exclude"),
+    ] {
+        if file.is_empty() && cli_v.is_empty() {
+            prov.push((key.into(), "[]".into(), Origin::Default));
+        }
+        if !file.is_empty() {
+            prov.push((key.into(), show(file), file_origin.clone()));
+        }
+        if !cli_v.is_empty() {
+            prov.push((key.into(), show(cli_v), Origin::Cli(flag)));
+        }
+    }
+
+    let mut severities = BTreeMap::new();
+    for r in rules::ALL {
+        let configured = fc.levels.iter().rev().find(|(n, _)| n == r.name);
+        let enabled = rules.iter().any(|e| std::ptr::eq(*e, *r));
+        let (level, origin) = match configured {
+            Some((_, Level::On(s))) => {
+                severities.insert(r.name, *s);
+                (s.as_str(), file_origin.clone())
+            }
+            Some((_, Level::Off)) => ("off", file_origin.clone()),
+            None => (r.default_severity.as_str(), Origin::Default),
+        };
+        let shown = if enabled { level } else { "off" };
+        // Whether it runs was decided by the last layer that changed it.
+        let has = |v: &[&'static Rule]| v.iter().any(|x| std::ptr::eq(*x, *r));
+        let origin = if has(&after_file) != enabled {
+            Origin::Cli(if enabled {
+                "--select/--extend-select"
+            } else {
+                "--select/--ignore"
+            })
+        } else if configured.is_some() || has(&after_default) != has(&after_file) {
+            file_origin.clone()
+        } else {
+            origin
+        };
+        prov.push((format!("rules.{}", r.name), format!("{shown:?}"), origin));
+    }
+
+    let mut per_file = None;
+    if !fc.per_file_ignores.is_empty() {
+        let mut b = GlobSetBuilder::new();
+        let mut lists = Vec::new();
+        for (glob, names) in &fc.per_file_ignores {
+            b.add(Glob::new(glob)?);
+            lists.push(
+                names
+                    .iter()
+                    .flat_map(|n| expand(n))
+                    .map(|r| r.name)
+                    .collect(),
+            );
+            prov.push((
+                format!("per-file-ignores.{glob:?}"),
+                show(names),
+                file_origin.clone(),
+            ));
+        }
+        per_file = Some((b.build()?, lists));
+    }
+    let base = found.and_then(|f| {
+        let abs = normalize(&cwd.join(&f.path));
+        abs.parent().map(|d| (d.to_path_buf(), cwd.to_path_buf()))
+    });
+
+    let mut apis = Apis::builtin();
+    if let Some(extra) = &fc.apis {
+        for (k, v) in &fc.apis_text {
+            prov.push((k.clone(), format!("+= {v}"), file_origin.clone()));
+        }
+        apis.extend(extra.clone());
+    }
+    let mut excludes = match &base {
+        Some((dir, _)) => anchor_excludes(&fc.exclude, dir, cwd, roots),
+        None => fc.exclude.clone(),
+    };
+    excludes.extend(cli.exclude.iter().cloned());
+    Ok(Resolved {
+        rules,
+        apis,
+        settings: FileSettings {
+            severities,
+            per_file,
+            base,
+        },
+        excludes,
+        file: found.map(|f| f.path.clone()),
+        provenance: prov,
+    })
+}
+
+/// The config's `exclude` globs rewritten for the walker, which matches them relative to each
+/// linted root: a glob with a slash is anchored at the config file's directory (like a
+/// `.gitignore` line), so `crates/a/gen/**` becomes `/gen/**` when `crates/a` is linted and
+/// does not apply to other roots; a glob without one (`vendor`, `*.pb.rs`) matches at any depth
+/// and is kept.
+#[must_use]
+pub fn anchor_excludes(
+    globs: &[String],
+    config_dir: &Path,
+    cwd: &Path,
+    roots: &[PathBuf],
+) -> Vec<String> {
+    let roots: Vec<PathBuf> = if roots.is_empty() {
+        vec![cwd.to_path_buf()]
+    } else {
+        roots.iter().map(|r| normalize(&cwd.join(r))).collect()
+    };
+    let mut out = Vec::new();
+    for g in globs {
+        let body = g.strip_prefix('/').unwrap_or(g);
+        let anchored = g.starts_with('/') || body.trim_end_matches('/').contains('/');
+        if !anchored || body.starts_with("**/") {
+            out.push(g.clone());
+            continue;
+        }
+        for root in &roots {
+            if let Ok(rel) = root.strip_prefix(config_dir) {
+                let rel = rel.to_string_lossy().replace('\\', "/");
+                if rel.is_empty() {
+                    out.push(format!("/{body}"));
+                } else if let Some(rest) = body.strip_prefix(&format!("{rel}/")) {
+                    out.push(format!("/{rest}"));
+                }
+            } else if let Ok(up) = config_dir.strip_prefix(root) {
+                let up = up.to_string_lossy().replace('\\', "/");
+                out.push(format!("/{up}/{body}"));
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// `key.sub = value` lines of a TOML value, leaves only.
+fn flatten(value: &toml::Value, prefix: &str, out: &mut Vec<(String, String)>) {
+    match value {
+        toml::Value::Table(t) => {
+            for (k, v) in t {
+                flatten(v, &format!("{prefix}.{k}"), out);
+            }
+        }
+        leaf => out.push((prefix.to_string(), leaf.to_string())),
+    }
+}
+
+fn expand(name: &str) -> Vec<&'static Rule> {
+    match name {
+        "all" => rules::ALL.to_vec(),
+        "default" => rules::ALL
+            .iter()
+            .copied()
+            .filter(|r| r.default_enabled)
+            .collect(),
+        "pedantic" => rules::ALL
+            .iter()
+            .copied()
+            .filter(|r| !r.default_enabled)
+            .collect(),
+        _ => rules::by_name(name).into_iter().collect(),
+    }
+}
+
+fn add(on: &mut Vec<&'static Rule>, names: &[String]) {
+    on.extend(names.iter().flat_map(|n| expand(n)));
+}
+
+fn remove(on: &mut Vec<&'static Rule>, names: &[String]) {
+    let off: Vec<&'static Rule> = names.iter().flat_map(|n| expand(n)).collect();
+    on.retain(|r| !off.iter().any(|o| std::ptr::eq(*o, *r)));
+}
+
+/// `timeoutlint config`: the effective configuration as TOML-ish lines, each with its origin.
+#[must_use]
+pub fn render(resolved: &Resolved) -> String {
+    let mut s = String::new();
+    match &resolved.file {
+        Some(p) => {
+            let _ = writeln!(s, "# configuration file: {}", p.display());
+        }
+        None => s.push_str("# no configuration file (built-in defaults)\n"),
+    }
+    let width = resolved
+        .provenance
+        .iter()
+        .map(|(k, v, _)| k.len() + v.len() + 3)
+        .max()
+        .unwrap_or(0);
+    for (k, v, origin) in &resolved.provenance {
+        // Library knowledge is added to the built-in, which `+=` says.
+        let line = if v.starts_with("+= ") {
+            format!("{k} {v}")
+        } else {
+            format!("{k} = {v}")
+        };
+        let _ = writeln!(s, "{line:<width$}  # {origin}");
+    }
+    s
+}
+
+/// Drop findings of rules turned off for their file by `per-file-ignores` and apply configured
+/// severities. Runs after suppression, so it also covers `unused-suppression`'s findings.
+pub fn adjust(src: &SourceFile, settings: &FileSettings, diags: &mut Vec<Diagnostic>) {
+    diags.retain(|d| !settings.ignored(&src.path, d.rule.name));
+    for d in diags {
+        if let Some(s) = settings.severities.get(d.rule.name) {
+            d.severity = *s;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(text: &str, cli: &CliSelection) -> String {
+        let found = match parse(text) {
+            Ok(config) => Found {
+                path: PathBuf::from("timeoutlint.toml"),
+                config,
+            },
+            Err(e) => return format!("error: {e}"),
+        };
+        match resolve(Some(&found), cli, Path::new("/p"), &[]) {
+            Ok(r) => r.rules.iter().map(|r| r.name).collect::<Vec<_>>().join(" "),
+            Err(e) => format!("error: {e}"),
+        }
+    }
+
+    #[test]
+    fn layering_and_errors() {
+        let none = CliSelection::default();
+        let sel = |s: &str| CliSelection {
+            select: vec![s.into()],
+            ..CliSelection::default()
+        };
+        let default = check("", &none);
+        assert!(default.contains("unbounded-retry"));
+        assert_eq!(
+            check("select = [\"unbounded-retry\"]", &none),
+            "unbounded-retry"
+        );
+        assert_eq!(
+            check(
+                "select = [\"unbounded-retry\"]",
+                &sel("blocking-sleep-in-async")
+            ),
+            "blocking-sleep-in-async",
+            "the command line's select replaces the file's"
+        );
+        assert!(!check("[rules]\nunbounded-retry = \"off\"", &none).contains("unbounded-retry"));
+        assert!(
+            check("[rules]\nsuppression-without-reason = \"error\"", &none)
+                .contains("suppression-without-reason")
+        );
+        insta::assert_snapshot!(check("selct = []", &none), @"error: unknown key `selct` (did you mean `select`?); known keys: select, extend-select, ignore, exclude, per-file-ignores, rules, apis");
+        insta::assert_snapshot!(check("ignore = [\"unbounded-retyr\"]", &none), @"error: unknown rule `unbounded-retyr` in `ignore` (did you mean `unbounded-retry`?); `timeoutlint rules` lists them");
+        insta::assert_snapshot!(check("[rules]\nunbounded-retry = \"eror\"", &none), @"error: unknown level `eror` in `rules.unbounded-retry` (did you mean `error`?); use one of error, warning, note, off");
+        insta::assert_snapshot!(check("[apis.retry]\ncals = []", &none), @"error: `apis.retry`: unknown field `cals`, expected one of `calls`, `methods`, `evidence`, `bounding_methods` (did you mean `calls`?)");
+        insta::assert_snapshot!(check("", &sel("pedantc")), @"error: unknown rule `pedantc` in `--select` (did you mean `pedantic`?); `timeoutlint rules` lists them");
+    }
+
+    #[test]
+    fn cargo_metadata_tables() {
+        let pkg = "[package]\nname='a'\n[package.metadata.timeoutlint]\nignore=['unbounded-retry']\n[workspace.metadata.timeoutlint]\nselect=['all']\n";
+        let c = parse_cargo_toml(pkg).unwrap().unwrap();
+        assert_eq!(c.ignore, vec!["unbounded-retry"]);
+        assert!(parse_cargo_toml("[package]\nname='a'\n").unwrap().is_none());
+        let e = parse_cargo_toml("[workspace.metadata.timeoutlint]\nexlude=[]\n").unwrap_err();
+        assert!(e.contains("`workspace.metadata.timeoutlint.exlude` (did you mean `exclude`?)"));
+    }
+
+    #[test]
+    fn excludes_are_anchored_at_the_config_directory() {
+        let globs: Vec<String> = ["vendor", "crates/a/gen/**", "/build.rs", "**/x/*.rs"]
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let check = |roots: &[&str]| {
+            let roots: Vec<PathBuf> = roots.iter().map(PathBuf::from).collect();
+            anchor_excludes(&globs, Path::new("/w"), Path::new("/w"), &roots).join(" ")
+        };
+        assert_eq!(check(&[]), "**/x/*.rs /build.rs /crates/a/gen/** vendor");
+        assert_eq!(check(&["crates/a"]), "**/x/*.rs /gen/** vendor");
+        assert_eq!(check(&["crates/b"]), "**/x/*.rs vendor");
+    }
+
+    #[test]
+    fn common_dir_of_paths() {
+        let cwd = Path::new("/w");
+        assert_eq!(common_dir(cwd, &[]), PathBuf::from("/w"));
+        assert_eq!(
+            common_dir(cwd, &["a/b".into(), "a/c/x.rs".into()]),
+            PathBuf::from("/w/a")
+        );
+        assert_eq!(common_dir(cwd, &[".".into()]), PathBuf::from("/w"));
+    }
+}
