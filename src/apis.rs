@@ -173,37 +173,56 @@ impl Apis {
         self.retry.evidence.iter().any(|w| w == word)
     }
 
-    /// Words the prefilter must look for: for every path this knowledge can match, the segment
-    /// that must appear in the text for the call to be written at all. That is the type for an
-    /// associated function (`Timer::after` can only be reached through `Timer` or an alias whose
-    /// `use` names it) and the function name otherwise (a `use` or the call spells it).
+    /// Every word that can make a retry site: evidence words, `sleep` (a loop with a sleep is
+    /// evidence too), and the word each combinator must be written with.
     #[must_use]
-    pub fn trigger_words(&self) -> Vec<String> {
-        let mut words: Vec<String> = Vec::new();
-        let key = |p: &String| {
-            let segs: Vec<&str> = p.split("::").collect();
-            let n = segs.len();
-            let seg = if n >= 2 && segs[n - 2].starts_with(|c: char| c.is_ascii_uppercase()) {
-                segs[n - 2]
-            } else {
-                segs[n - 1]
-            };
-            seg.to_ascii_lowercase()
-        };
-        words.extend(self.sleeps.r#async.iter().map(key));
-        words.extend(self.sleeps.blocking.iter().map(key));
-        words.extend(self.retry.calls.iter().map(|c| key(&c.path)));
+    pub fn retry_site_words(&self) -> Vec<String> {
+        let mut words: Vec<String> = self
+            .retry
+            .evidence
+            .iter()
+            .map(|w| w.to_ascii_lowercase())
+            .collect();
+        words.push("sleep".into());
+        words.extend(self.retry.calls.iter().map(|c| written_key(&c.path)));
         words.extend(
             self.retry
                 .methods
                 .iter()
                 .map(|m| m.name.to_ascii_lowercase()),
         );
-        words.extend(self.retry.evidence.iter().map(|w| w.to_ascii_lowercase()));
-        words.sort();
-        words.dedup();
         words
     }
+
+    /// The word each known sleep must be written with (`blocking`: only thread sleeps).
+    #[must_use]
+    pub fn sleep_words(&self, blocking: bool) -> Vec<String> {
+        let mut words: Vec<String> = self
+            .sleeps
+            .blocking
+            .iter()
+            .map(|p| written_key(p))
+            .collect();
+        if !blocking {
+            words.extend(self.sleeps.r#async.iter().map(|p| written_key(p)));
+        }
+        words
+    }
+}
+
+/// The segment of `path` that must appear in the text for the call to be written at all: the
+/// type for an associated function (`Timer::after` can only be reached through `Timer` or an
+/// alias whose `use` names it), the function name otherwise (a `use` or the call spells it).
+#[must_use]
+pub fn written_key(path: &str) -> String {
+    let segs: Vec<&str> = path.split("::").collect();
+    let n = segs.len();
+    let seg = if n >= 2 && segs[n - 2].starts_with(|c: char| c.is_ascii_uppercase()) {
+        segs[n - 2]
+    } else {
+        segs[n - 1]
+    };
+    seg.to_ascii_lowercase()
 }
 
 #[cfg(test)]
@@ -216,6 +235,7 @@ mod tests {
         assert_eq!(apis.sleep_kind("tokio::time::sleep"), Some(false));
         assert_eq!(apis.sleep_kind("std::thread::sleep"), Some(true));
         assert!(apis.is_deadline_wrapper("tokio::time::timeout"));
-        assert!(apis.trigger_words().contains(&"retry".to_string()));
+        assert!(apis.retry_site_words().contains(&"retry".to_string()));
+        assert_eq!(written_key("smol::Timer::after"), "timer");
     }
 }

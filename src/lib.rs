@@ -30,6 +30,7 @@ pub mod diagnostic;
 pub mod emit;
 pub mod lint;
 pub mod parse;
+pub mod prefilter;
 pub mod rules;
 pub mod source;
 pub mod suppression;

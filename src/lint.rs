@@ -6,12 +6,11 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder};
-
 use crate::analysis;
 use crate::apis::Apis;
 use crate::diagnostic::{Diagnostic, FileError};
 use crate::parse;
+use crate::prefilter::Prefilter;
 use crate::rules::{Context, Rule};
 use crate::source::SourceFile;
 
@@ -27,37 +26,28 @@ pub struct Config {
     pub max_file_bytes: u64,
     /// Per-rule levels and per-file ignores from configuration (`config`).
     pub settings: crate::config::FileSettings,
-    matcher: AhoCorasick,
+    prefilter_words: Prefilter,
 }
 
 impl Config {
     /// A configuration running `rules` with `apis`.
     #[must_use]
     pub fn new(rules: Vec<&'static Rule>, apis: Apis) -> Self {
-        let mut words = apis.trigger_words();
-        for r in &rules {
-            words.extend(r.triggers.iter().map(|t| t.to_ascii_lowercase()));
-        }
-        words.sort();
-        words.dedup();
-        let matcher = AhoCorasickBuilder::new()
-            .ascii_case_insensitive(true)
-            .build(&words)
-            .expect("trigger words form a valid automaton");
+        let prefilter_words = Prefilter::new(&rules, &apis);
         Self {
             rules,
             apis,
             prefilter: true,
             max_file_bytes: parse::DEFAULT_MAX_FILE_BYTES,
             settings: crate::config::FileSettings::default(),
-            matcher,
+            prefilter_words,
         }
     }
 
     /// Does `text` contain any word the analysis or a rule could match?
     #[must_use]
     pub fn may_match(&self, text: &str) -> bool {
-        self.matcher.is_match(text)
+        self.prefilter_words.may_match(text)
     }
 }
 

@@ -128,7 +128,7 @@ pub fn too_deep(text: &str, limit: usize) -> Option<(usize, usize)> {
     None
 }
 
-fn skip_string(b: &[u8], mut i: usize) -> usize {
+pub(crate) fn skip_string(b: &[u8], mut i: usize) -> usize {
     i += 1;
     while i < b.len() {
         match b[i] {
@@ -140,7 +140,7 @@ fn skip_string(b: &[u8], mut i: usize) -> usize {
     i
 }
 
-fn is_raw_string_start(b: &[u8], i: usize) -> bool {
+pub(crate) fn is_raw_string_start(b: &[u8], i: usize) -> bool {
     if i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_') {
         return false;
     }
@@ -151,7 +151,7 @@ fn is_raw_string_start(b: &[u8], i: usize) -> bool {
     b.get(j) == Some(&b'"')
 }
 
-fn skip_raw_string(b: &[u8], i: usize) -> usize {
+pub(crate) fn skip_raw_string(b: &[u8], i: usize) -> usize {
     let mut j = i + 1;
     let mut hashes = 0;
     while b.get(j) == Some(&b'#') {
@@ -175,7 +175,7 @@ fn skip_raw_string(b: &[u8], i: usize) -> usize {
     j
 }
 
-fn skip_char_or_lifetime(b: &[u8], i: usize) -> usize {
+pub(crate) fn skip_char_or_lifetime(b: &[u8], i: usize) -> usize {
     // `'\n'`, `'\u{1F600}'`, `'x'` (possibly multi-byte) are chars; `'a` is a lifetime.
     if b.get(i + 1) == Some(&b'\\') {
         let mut j = i + 2;

@@ -14,7 +14,7 @@ pub(crate) static RULE: Rule = Rule {
     default_enabled: true,
     default_severity: Severity::Warning,
     fixable: false,
-    triggers: &["sleep"],
+    triggers: &["@blocking-sleeps"],
     check,
 };
 

@@ -15,7 +15,7 @@ pub(crate) static RULE: Rule = Rule {
     default_enabled: false,
     default_severity: Severity::Warning,
     fixable: false,
-    triggers: &["timeoutlint"],
+    triggers: &["timeoutlint:"],
     check,
 };
 

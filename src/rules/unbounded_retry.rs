@@ -15,7 +15,7 @@ pub(crate) static RULE: Rule = Rule {
     default_enabled: true,
     default_severity: Severity::Warning,
     fixable: false,
-    triggers: &[],
+    triggers: &["@retry-sites"],
     check,
 };
 

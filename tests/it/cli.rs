@@ -27,7 +27,11 @@ fn exit_codes_clean_findings_and_errors() {
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(stdout(&o), "bug.rs:4:9: blocking-sleep-in-async: `std::thread::sleep` blocks the async executor thread\n");
     assert_eq!(run(dir.path(), &["--exit-zero"]).status.code(), Some(0));
-    std::fs::write(dir.path().join("broken.rs"), "// retry\nfn main( {").unwrap();
+    std::fs::write(
+        dir.path().join("broken.rs"),
+        "const RETRY: u8 = 0;\nfn main( {",
+    )
+    .unwrap();
     let o = run(dir.path(), &["--format", "concise"]);
     assert_eq!(
         o.status.code(),
@@ -75,7 +79,7 @@ fn hostile_inputs_become_per_file_errors() {
     std::fs::write(
         d.join("deep.rs"),
         format!(
-            "// retry\nfn f() {{ let x = {}1{}; }}",
+            "const RETRY: u8 = 0;\nfn f() {{ let x = {}1{}; }}",
             "(".repeat(100_000),
             ")".repeat(100_000)
         ),
@@ -83,18 +87,28 @@ fn hostile_inputs_become_per_file_errors() {
     .unwrap();
     std::fs::write(
         d.join("chain.rs"),
-        format!("// retry\nfn f() -> i32 {{ 1{} }}", " + 1".repeat(200_000)),
+        format!(
+            "const RETRY: u8 = 0;\nfn f() -> i32 {{ 1{} }}",
+            " + 1".repeat(200_000)
+        ),
     )
     .unwrap();
     std::fs::write(
         d.join("unary.rs"),
-        format!("// retry\nfn f() -> bool {{ {}true }}", "!".repeat(100_000)),
+        format!(
+            "const RETRY: u8 = 0;\nfn f() -> bool {{ {}true }}",
+            "!".repeat(100_000)
+        ),
     )
     .unwrap();
     std::fs::write(d.join("empty.rs"), "").unwrap();
     std::fs::write(d.join("crlf.rs"), "fn f() {\r\n    let x = 1;\r\n}\r\n").unwrap();
     std::fs::write(d.join("bom.rs"), "\u{feff}fn f() {}\n").unwrap();
-    std::fs::write(d.join("syntax.rs"), "// retry\nfn f() { let = ; }").unwrap();
+    std::fs::write(
+        d.join("syntax.rs"),
+        "const RETRY: u8 = 0;\nfn f() { let = ; }",
+    )
+    .unwrap();
     std::fs::create_dir(d.join("dir.rs")).unwrap();
     #[cfg(unix)]
     {
@@ -153,7 +167,7 @@ fn output_is_identical_for_any_thread_count() {
     for i in 0..40 {
         std::fs::write(dir.path().join(format!("f{i:02}.rs")), BUGGY).unwrap();
     }
-    std::fs::write(dir.path().join("bad.rs"), "// retry\nfn (").unwrap();
+    std::fs::write(dir.path().join("bad.rs"), "const RETRY: u8 = 0;\nfn (").unwrap();
     let outs: Vec<String> = ["1", "2", "8"]
         .iter()
         .map(|t| stdout(&run(dir.path(), &["--threads", t, "--format", "json"])))

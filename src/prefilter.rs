@@ -1,0 +1,217 @@
+//! The text prefilter: decides, without parsing, whether a file can hold any finding.
+//!
+//! Parsing is ~99 % of a syn linter's cost and only a small share of real files can hold a
+//! finding, so each rule declares the words one of which must appear for it to fire
+//! ([`Rule::triggers`]), and a file with none of the enabled rules' words is not parsed.
+//!
+//! A trigger is one of:
+//! - a marker expanded from the library knowledge, so a new API in `rules/apis.toml` (or in a
+//!   user's configuration) can never be skipped: `@retry-sites` (every word that can make a
+//!   retry site: evidence words, `sleep`, combinator names), `@sleeps`, `@blocking-sleeps`;
+//! - an identifier-like word, matched ASCII-case-insensitively as a WHOLE word of code the way
+//!   the analysis splits identifiers (`maxRetries` holds `retries`, `entries` does not hold
+//!   `tries`), in code, strings and doc comments but not in plain `//` / `/* */` comments, which
+//!   never reach the syntax tree;
+//! - anything else (`timeoutlint:`), matched as a plain substring anywhere, comments included.
+//!
+//! A rule with no triggers runs on every file. Exactness (findings identical with the prefilter
+//! on and off) is tested over the fixtures and a real corpus.
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+
+use crate::apis::Apis;
+use crate::rules::Rule;
+
+/// The compiled prefilter of one configuration.
+#[derive(Debug, Clone)]
+pub struct Prefilter {
+    words: Option<AhoCorasick>,
+    raw: Option<AhoCorasick>,
+    always: bool,
+}
+
+impl Prefilter {
+    /// The prefilter for `rules` with `apis`.
+    #[must_use]
+    pub fn new(rules: &[&Rule], apis: &Apis) -> Self {
+        let mut words: Vec<String> = Vec::new();
+        let mut raw: Vec<String> = Vec::new();
+        let mut always = false;
+        for r in rules {
+            if r.triggers.is_empty() {
+                always = true;
+            }
+            for t in r.triggers {
+                match *t {
+                    "@retry-sites" => words.extend(apis.retry_site_words()),
+                    "@sleeps" => words.extend(apis.sleep_words(false)),
+                    "@blocking-sleeps" => words.extend(apis.sleep_words(true)),
+                    t if t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => {
+                        words.push(t.to_ascii_lowercase());
+                    }
+                    t => raw.push(t.to_string()),
+                }
+            }
+        }
+        words.sort();
+        words.dedup();
+        raw.sort();
+        raw.dedup();
+        let build = |pats: &[String]| {
+            (!pats.is_empty()).then(|| {
+                AhoCorasickBuilder::new()
+                    .ascii_case_insensitive(true)
+                    .match_kind(MatchKind::Standard)
+                    .build(pats)
+                    .expect("trigger words form a valid automaton")
+            })
+        };
+        Self {
+            words: build(&words),
+            raw: build(&raw),
+            always,
+        }
+    }
+
+    /// Can `text` hold a finding of any enabled rule?
+    #[must_use]
+    pub fn may_match(&self, text: &str) -> bool {
+        if self.always || self.raw.as_ref().is_some_and(|r| r.is_match(text)) {
+            return true;
+        }
+        let Some(words) = &self.words else {
+            return false;
+        };
+        let b = text.as_bytes();
+        let mut comments: Option<Vec<(usize, usize)>> = None;
+        for m in words.find_overlapping_iter(text) {
+            if !whole_word(b, m.start(), m.end()) {
+                continue;
+            }
+            let ranges = comments.get_or_insert_with(|| plain_comments(b));
+            let inside = ranges
+                .binary_search_by(|&(s, e)| {
+                    if e <= m.start() {
+                        std::cmp::Ordering::Less
+                    } else if s > m.start() {
+                        std::cmp::Ordering::Greater
+                    } else {
+                        std::cmp::Ordering::Equal
+                    }
+                })
+                .is_ok();
+            if !inside {
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// Non-ASCII bytes count as separators: that can only let more files through, never fewer.
+fn alnum(c: u8) -> bool {
+    c.is_ascii_alphanumeric()
+}
+
+fn lower_or_digit(c: u8) -> bool {
+    c.is_ascii_lowercase() || c.is_ascii_digit()
+}
+
+/// Does `start..end` begin and end where `words::split_ident` / `split_text` would split?
+fn whole_word(b: &[u8], start: usize, end: usize) -> bool {
+    let starts = start == 0 || {
+        let prev = b[start - 1];
+        !alnum(prev) || (b[start].is_ascii_uppercase() && lower_or_digit(prev))
+    };
+    let ends = end == b.len() || {
+        let next = b[end];
+        !alnum(next) || (next.is_ascii_uppercase() && lower_or_digit(b[end - 1]))
+    };
+    starts && ends
+}
+
+/// Byte ranges of plain (non-doc) comments, in order.
+fn plain_comments(b: &[u8]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                let start = i;
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+                // `///` and `//!` are doc comments (attributes in the tree), but `////` is plain.
+                let doc = matches!(b.get(start + 2), Some(b'/' | b'!'))
+                    && b.get(start + 3) != Some(&b'/');
+                if !doc {
+                    out.push((start, i));
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                let start = i;
+                let doc = matches!(b.get(start + 2), Some(b'*' | b'!'))
+                    && !matches!(b.get(start + 3), Some(b'*' | b'/'));
+                let mut depth = 0usize;
+                while i < b.len() {
+                    if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
+                        depth += 1;
+                        i += 2;
+                    } else if b[i] == b'*' && b.get(i + 1) == Some(&b'/') {
+                        depth -= 1;
+                        i += 2;
+                        if depth == 0 {
+                            break;
+                        }
+                    } else {
+                        i += 1;
+                    }
+                }
+                if !doc {
+                    out.push((start, i));
+                }
+            }
+            b'"' => i = crate::parse::skip_string(b, i),
+            b'r' if crate::parse::is_raw_string_start(b, i) => {
+                i = crate::parse::skip_raw_string(b, i);
+            }
+            b'\'' => i = crate::parse::skip_char_or_lifetime(b, i),
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pf(words: &'static [&'static str]) -> Prefilter {
+        static RULE: std::sync::OnceLock<Rule> = std::sync::OnceLock::new();
+        let _ = &RULE;
+        let rule: &'static Rule = Box::leak(Box::new(Rule {
+            triggers: words,
+            ..*crate::rules::ALL[0]
+        }));
+        Prefilter::new(&[rule], &Apis::builtin())
+    }
+
+    #[test]
+    fn whole_words_in_code_only() {
+        let p = pf(&["tries", "retry"]);
+        assert!(p.may_match("let maxTries = 3;"));
+        assert!(p.may_match("const MAX_TRIES: u32 = 3;"));
+        assert!(p.may_match("log!(\"retry now\");"));
+        assert!(p.may_match("/// Retry docs become attributes\nfn f() {}"));
+        assert!(!p.may_match("let entries = 3; let retryx = 1;"));
+        assert!(!p.may_match("// we retry here\nfn f() {} /* retry */"));
+        assert!(!p.may_match("let s = 1; // \"retry\""));
+        assert!(p.may_match("let s = \"// not a comment\"; retry();"));
+    }
+
+    #[test]
+    fn raw_triggers_match_in_comments() {
+        let p = pf(&["timeoutlint:"]);
+        assert!(p.may_match("fn f() {} // timeoutlint: ignore[x] why"));
+    }
+}
