@@ -29,6 +29,7 @@ pub mod config;
 pub mod diagnostic;
 pub mod emit;
 pub mod lint;
+pub mod mask;
 pub mod parse;
 pub mod prefilter;
 pub mod rules;

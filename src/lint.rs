@@ -95,7 +95,13 @@ pub fn lint_source(src: &SourceFile, config: &Config) -> FileReport {
 }
 
 fn lint_parsed(src: &SourceFile, config: &Config) -> FileReport {
-    let ast = match parse::parse(src) {
+    // Items that cannot hold a finding are blanked out before parsing (same lines and columns).
+    let masked = if config.prefilter {
+        crate::mask::mask(&src.text, &config.prefilter_words)
+    } else {
+        None
+    };
+    let ast = match parse::parse_text(src, masked.as_deref().unwrap_or(&src.text)) {
         Ok(ast) => ast,
         Err(e) => {
             return FileReport {

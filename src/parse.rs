@@ -18,9 +18,17 @@ pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 
 /// Parse `src`, or say why not.
 pub fn parse(src: &SourceFile) -> Result<syn::File, FileError> {
-    let body = &src.text[src.bom_len()..];
+    parse_text(src, &src.text)
+}
+
+/// Parse `text`, a stand-in for `src`'s text with the same lines and character columns (the
+/// masked text of [`crate::mask`]); errors are placed by line and column, so they point to the
+/// same place in `src`.
+pub fn parse_text(src: &SourceFile, text: &str) -> Result<syn::File, FileError> {
+    let bom = if text.starts_with('\u{feff}') { 3 } else { 0 };
+    let body = &text[bom..];
     if let Some((depth, offset)) = too_deep(body, MAX_NESTING) {
-        let pos = src.position(offset + src.bom_len());
+        let pos = SourceFile::new(String::new(), text).position(offset + bom);
         return Err(FileError {
             path: src.path.clone(),
             line: Some(pos.line),

@@ -26,6 +26,9 @@ use crate::rules::Rule;
 #[derive(Debug, Clone)]
 pub struct Prefilter {
     words: Option<AhoCorasick>,
+    /// Words that make an item worth keeping for the context of others (a struct with a
+    /// cancellation token field), though they hold no finding themselves.
+    context: Option<AhoCorasick>,
     raw: Option<AhoCorasick>,
     always: bool,
 }
@@ -66,8 +69,26 @@ impl Prefilter {
                     .expect("trigger words form a valid automaton")
             })
         };
+        let mut context: Vec<String> = apis
+            .cancellation
+            .types
+            .iter()
+            .chain(&apis.cancellation.weak_types)
+            .map(|t| t.rsplit("::").next().unwrap_or(t).to_ascii_lowercase())
+            .collect();
+        // A local `fn timeout` shadows a glob-imported `tokio::time::timeout`: items naming a
+        // deadline wrapper must be seen wherever it is called.
+        context.extend(
+            apis.deadlines
+                .wrappers
+                .iter()
+                .map(|w| crate::apis::written_key(w)),
+        );
+        context.sort();
+        context.dedup();
         Self {
             words: build(&words),
+            context: build(&context),
             raw: build(&raw),
             always,
         }
@@ -79,9 +100,25 @@ impl Prefilter {
         if self.always || self.raw.as_ref().is_some_and(|r| r.is_match(text)) {
             return true;
         }
-        let Some(words) = &self.words else {
-            return false;
-        };
+        self.words
+            .as_ref()
+            .is_some_and(|words| code_word(words, text))
+    }
+}
+
+impl crate::mask::Relevance for Prefilter {
+    fn relevant(&self, text: &str) -> bool {
+        self.may_match(text)
+            || self
+                .context
+                .as_ref()
+                .is_some_and(|words| code_word(words, text))
+    }
+}
+
+/// Does `text` hold one of `words` as a whole word of code (not in a plain comment)?
+fn code_word(words: &AhoCorasick, text: &str) -> bool {
+    {
         let b = text.as_bytes();
         let mut comments: Option<Vec<(usize, usize)>> = None;
         for m in words.find_overlapping_iter(text) {

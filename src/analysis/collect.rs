@@ -97,7 +97,7 @@ pub(super) fn run(file: &syn::File, src: &SourceFile, apis: &Apis) -> Facts {
     let mut c = Collector {
         src,
         apis,
-        imports: &imports,
+        imports: imports.clone(),
         facts: Facts::default(),
         fn_stack: Vec::new(),
         site_stack: Vec::new(),
@@ -106,32 +106,11 @@ pub(super) fn run(file: &syn::File, src: &SourceFile, apis: &Apis) -> Facts {
         impl_stack: Vec::new(),
         cancel_fields,
         blocking_closures: HashSet::new(),
-        calls: HashMap::new(),
         single_stmt: HashMap::new(),
         awaited: HashSet::new(),
     };
     c.visit_file(file);
     let mut facts = c.facts;
-    // A function whose every call in this file runs under a deadline wrapper has a deadline.
-    let calls = c.calls;
-    for site in &mut facts.sites {
-        if site.deadline.is_some() {
-            continue;
-        }
-        let mut f = site.function;
-        while let Some(i) = f {
-            let func = &facts.functions[i];
-            if func.kind == FnKind::Item {
-                if let Some(&(total, under)) = calls.get(&func.name) {
-                    if total > 0 && total == under {
-                        site.deadline = Some(Deadline::Callers);
-                    }
-                }
-                break;
-            }
-            f = func.parent;
-        }
-    }
     facts.imports = imports;
     facts
 }
@@ -139,7 +118,8 @@ pub(super) fn run(file: &syn::File, src: &SourceFile, apis: &Apis) -> Facts {
 struct Collector<'a> {
     src: &'a SourceFile,
     apis: &'a Apis,
-    imports: &'a Imports,
+    /// The imports in scope: the file's, plus `use` statements of enclosing blocks.
+    imports: Imports,
     facts: Facts,
     fn_stack: Vec<usize>,
     site_stack: Vec<usize>,
@@ -148,8 +128,6 @@ struct Collector<'a> {
     impl_stack: Vec<String>,
     cancel_fields: HashMap<String, Vec<CancelSource>>,
     blocking_closures: HashSet<usize>,
-    /// Function name -> (calls in this file, calls under a deadline wrapper).
-    calls: HashMap<String, (usize, usize)>,
     /// Function index -> span of its only statement, when it has exactly one.
     single_stmt: HashMap<usize, Span>,
     /// Start offsets of expressions that are directly `.await`ed.
@@ -232,15 +210,6 @@ impl Collector<'_> {
         let idx = self.push_fn(name, span, FnKind::Item, sig.asyncness.is_some());
         self.params(idx, sig);
         self.note_single_stmt(idx, block);
-    }
-
-    fn record_call_name(&mut self, name: String) {
-        let under = self.deadline > 0;
-        let e = self.calls.entry(name).or_insert((0, 0));
-        e.0 += 1;
-        if under {
-            e.1 += 1;
-        }
     }
 
     fn sleep(&mut self, call: &syn::ExprCall, path: String, blocking: bool) {
@@ -547,6 +516,17 @@ impl<'ast> Visit<'ast> for Collector<'_> {
         self.fn_stack.pop();
     }
 
+    fn visit_block(&mut self, b: &'ast syn::Block) {
+        match self.imports.with_block(b) {
+            Some(scoped) => {
+                let outer = std::mem::replace(&mut self.imports, scoped);
+                visit::visit_block(self, b);
+                self.imports = outer;
+            }
+            None => visit::visit_block(self, b),
+        }
+    }
+
     fn visit_expr_await(&mut self, a: &'ast syn::ExprAwait) {
         let s = self.span(a.base.span());
         self.awaited.insert(s.start);
@@ -665,7 +645,6 @@ impl<'ast> Visit<'ast> for Collector<'_> {
         };
         let segs = path_segments(&p.path);
         let last = segs.last().cloned().unwrap_or_default();
-        self.record_call_name(last.clone());
         let candidates = self.resolve(&p.path);
         let local = segs.len() == 1 && self.imports.is_local(&last);
         if !local {
@@ -720,7 +699,6 @@ impl<'ast> Visit<'ast> for Collector<'_> {
 
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
         let name = m.method.to_string();
-        self.record_call_name(name.clone());
         if BLOCKING_SPAWNERS.contains(&name.as_str())
             || (name == "spawn" && words_of(&*m.receiver).contains("builder"))
         {

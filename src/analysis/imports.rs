@@ -17,34 +17,37 @@ pub struct Imports {
 }
 
 impl Imports {
-    /// Collect every `use` and `extern crate` in `file`, including those in inline modules and
-    /// function bodies (one table for the file: shadowing between scopes is rare enough in
-    /// retry code that the precision lost is smaller than the imports a per-scope table misses).
+    /// Collect the module-level `use` and `extern crate` items of `file` (inline modules
+    /// included, merged into one table). `use` inside function bodies is scoped: see
+    /// [`Imports::with_block`].
     #[must_use]
     pub fn collect(file: &syn::File) -> Self {
-        struct Uses<'a>(&'a mut Imports);
-        impl<'ast> syn::visit::Visit<'ast> for Uses<'_> {
-            fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
-                self.0.tree(&u.tree, String::new());
-            }
-            fn visit_block(&mut self, b: &'ast syn::Block) {
-                for stmt in &b.stmts {
-                    if let syn::Stmt::Item(syn::Item::Use(u)) = stmt {
-                        self.0.tree(&u.tree, String::new());
-                    }
-                }
-                syn::visit::visit_block(self, b);
-            }
-        }
         let mut out = Self::default();
         out.items(&file.items);
-        syn::visit::Visit::visit_file(&mut Uses(&mut out), file);
         out
+    }
+
+    /// These imports plus the `use` statements directly inside `block`, or `None` when it has
+    /// none (the common case: no copy).
+    #[must_use]
+    pub fn with_block(&self, block: &syn::Block) -> Option<Self> {
+        let mut uses = block.stmts.iter().filter_map(|s| match s {
+            syn::Stmt::Item(syn::Item::Use(u)) => Some(u),
+            _ => None,
+        });
+        let first = uses.next()?;
+        let mut out = self.clone();
+        out.tree(&first.tree, String::new());
+        for u in uses {
+            out.tree(&u.tree, String::new());
+        }
+        Some(out)
     }
 
     fn items(&mut self, items: &[syn::Item]) {
         for item in items {
             match item {
+                syn::Item::Use(u) => self.tree(&u.tree, String::new()),
                 syn::Item::ExternCrate(e) => {
                     let name = e.ident.to_string();
                     let local = e

@@ -27,11 +27,7 @@ fn exit_codes_clean_findings_and_errors() {
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(stdout(&o), "bug.rs:4:9: blocking-sleep-in-async: `std::thread::sleep` blocks the async executor thread\n");
     assert_eq!(run(dir.path(), &["--exit-zero"]).status.code(), Some(0));
-    std::fs::write(
-        dir.path().join("broken.rs"),
-        "const RETRY: u8 = 0;\nfn main( {",
-    )
-    .unwrap();
+    std::fs::write(dir.path().join("broken.rs"), "fn retry( {").unwrap();
     let o = run(dir.path(), &["--format", "concise"]);
     assert_eq!(
         o.status.code(),
@@ -79,7 +75,7 @@ fn hostile_inputs_become_per_file_errors() {
     std::fs::write(
         d.join("deep.rs"),
         format!(
-            "const RETRY: u8 = 0;\nfn f() {{ let x = {}1{}; }}",
+            "fn retry() {{ let x = {}1{}; }}",
             "(".repeat(100_000),
             ")".repeat(100_000)
         ),
@@ -87,28 +83,18 @@ fn hostile_inputs_become_per_file_errors() {
     .unwrap();
     std::fs::write(
         d.join("chain.rs"),
-        format!(
-            "const RETRY: u8 = 0;\nfn f() -> i32 {{ 1{} }}",
-            " + 1".repeat(200_000)
-        ),
+        format!("fn retry() -> i32 {{ 1{} }}", " + 1".repeat(200_000)),
     )
     .unwrap();
     std::fs::write(
         d.join("unary.rs"),
-        format!(
-            "const RETRY: u8 = 0;\nfn f() -> bool {{ {}true }}",
-            "!".repeat(100_000)
-        ),
+        format!("fn retry() -> bool {{ {}true }}", "!".repeat(100_000)),
     )
     .unwrap();
     std::fs::write(d.join("empty.rs"), "").unwrap();
     std::fs::write(d.join("crlf.rs"), "fn f() {\r\n    let x = 1;\r\n}\r\n").unwrap();
     std::fs::write(d.join("bom.rs"), "\u{feff}fn f() {}\n").unwrap();
-    std::fs::write(
-        d.join("syntax.rs"),
-        "const RETRY: u8 = 0;\nfn f() { let = ; }",
-    )
-    .unwrap();
+    std::fs::write(d.join("syntax.rs"), "fn retry() { let = ; }").unwrap();
     std::fs::create_dir(d.join("dir.rs")).unwrap();
     #[cfg(unix)]
     {
@@ -167,7 +153,7 @@ fn output_is_identical_for_any_thread_count() {
     for i in 0..40 {
         std::fs::write(dir.path().join(format!("f{i:02}.rs")), BUGGY).unwrap();
     }
-    std::fs::write(dir.path().join("bad.rs"), "const RETRY: u8 = 0;\nfn (").unwrap();
+    std::fs::write(dir.path().join("bad.rs"), "fn retry(").unwrap();
     let outs: Vec<String> = ["1", "2", "8"]
         .iter()
         .map(|t| stdout(&run(dir.path(), &["--threads", t, "--format", "json"])))
@@ -181,4 +167,65 @@ fn the_runtime_crate_lints_clean() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let o = run(root, &["--format", "concise", "runtime"]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}
+
+/// The prefilter (and item masking) may skip work, never findings: over every crate this
+/// workspace depends on (real code nobody here wrote), the findings with and without it are the
+/// same.
+#[test]
+fn prefilter_is_exact_on_the_dependency_corpus() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let meta = Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--offline"])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(
+        meta.status.success(),
+        "{}",
+        String::from_utf8_lossy(&meta.stderr)
+    );
+    let meta: serde_json::Value = serde_json::from_slice(&meta.stdout).unwrap();
+    let mut dirs: Vec<String> = meta["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| !p["source"].is_null())
+        .filter_map(|p| {
+            Path::new(p["manifest_path"].as_str()?)
+                .parent()
+                .map(|d| d.to_string_lossy().into_owned())
+        })
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    assert!(
+        dirs.len() > 50,
+        "expected the dependency corpus, got {} crates",
+        dirs.len()
+    );
+    let findings = |extra: &[&str]| {
+        let mut args = vec![
+            "--isolated",
+            "--format",
+            "json",
+            "--extend-select",
+            "all",
+            "--no-progress",
+        ];
+        args.extend_from_slice(extra);
+        args.extend(dirs.iter().map(String::as_str));
+        let o = run(root, &args);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["diagnostics"].clone()
+    };
+    let on = findings(&[]);
+    let off = findings(&["--no-prefilter"]);
+    assert_eq!(on, off);
+    eprintln!(
+        "prefilter exact over {} crates: {} findings",
+        dirs.len(),
+        on.as_array().unwrap().len()
+    );
 }

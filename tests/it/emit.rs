@@ -726,7 +726,7 @@ fn one_run_writes_every_requested_output_whatever_the_exit_code() {
         "async fn f() {\n    for _attempt in 0..3 {\n        if g().await.is_ok() { return; }\n        std::thread::sleep(std::time::Duration::from_secs(1));\n    }\n}\n",
     )
     .unwrap();
-    std::fs::write(d.join("broken.rs"), "const RETRY: u8 = 0;\nfn (").unwrap();
+    std::fs::write(d.join("broken.rs"), "fn retry(").unwrap();
     let run = |args: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_timeoutlint"))
             .args(args)
