@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Speed benchmark: timeoutlint (every rule on, SARIF written) against the parse floor (walk +
+# syn::parse_file + a full syn::visit of every file, same threads), side by side on the same
+# real corpus: the crates pinned by benches/corpus/Cargo.lock, fetched with cargo.
+#
+#   benches/bench.sh            # 3 rounds, all cores
+#   ROUNDS=5 THREADS=2 benches/bench.sh
+#
+# Prints each round, then medians, the ratio (target: <= 0.5) and peak RSS.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS=${ROUNDS:-3}
+THREADS=${THREADS:-$(nproc)}
+cargo build --release --quiet --bin timeoutlint --example parse_floor
+cargo fetch --quiet --locked --manifest-path benches/corpus/Cargo.toml
+mapfile -t CORPUS < <(cargo metadata --locked --format-version 1 --manifest-path benches/corpus/Cargo.toml |
+  python3 -c 'import json,sys,os; m=json.load(sys.stdin); print("\n".join(sorted({os.path.dirname(p["manifest_path"]) for p in m["packages"] if p["source"]})))')
+echo "corpus: ${#CORPUS[@]} crates, $(find "${CORPUS[@]}" -name '*.rs' | wc -l) files, $(find "${CORPUS[@]}" -name '*.rs' -print0 | du -ch --files0-from=- | tail -1 | cut -f1); threads $THREADS; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+out=$(mktemp -d)
+measure() { # name, command...: appends "seconds kb" to $out/name
+  local name=$1; shift
+  /usr/bin/time -f "%e %M" -o "$out/t" "$@" > /dev/null 2>&1 || true
+  cat "$out/t" >> "$out/$name"
+  echo "  $name: $(cat "$out/t" | awk '{printf "%.2f s, %d MiB", $1, $2/1024}')"
+}
+for r in $(seq 1 "$ROUNDS"); do
+  echo "round $r"
+  measure floor target/release/examples/parse_floor --threads "$THREADS" "${CORPUS[@]}"
+  measure timeoutlint target/release/timeoutlint --isolated --no-progress --threads "$THREADS" \
+    --extend-select all --format sarif "${CORPUS[@]}"
+done
+python3 - "$out" <<'PY'
+import statistics, sys, os
+d = sys.argv[1]
+def load(n):
+    rows = [l.split() for l in open(os.path.join(d, n)) if l.strip()]
+    return [float(r[0]) for r in rows], [int(r[1]) for r in rows]
+ft, fm = load("floor"); tt, tm = load("timeoutlint")
+mf, mt = statistics.median(ft), statistics.median(tt)
+print(f"median: parse floor {mf:.2f} s, timeoutlint {mt:.2f} s, ratio {mt/mf:.2f} (target <= 0.50)")
+print(f"peak RSS: parse floor {max(fm)/1024:.0f} MiB, timeoutlint {max(tm)/1024:.0f} MiB (target < 400)")
+PY
