@@ -124,9 +124,18 @@ pub fn run(file: &syn::File, src: &SourceFile, apis: &Apis, facts: &Facts) -> Re
         toks: &toks,
         regions: regions(facts, &scan, src),
     };
+    let production = |s: &Span| !scan.test_code.iter().any(|t| t.contains(*s));
     Requests {
-        writes: cx.writes(),
-        replays: cx.replays(),
+        writes: cx
+            .writes()
+            .into_iter()
+            .filter(|w| production(&w.span))
+            .collect(),
+        replays: cx
+            .replays()
+            .into_iter()
+            .filter(|r| production(&r.span))
+            .collect(),
     }
 }
 
@@ -222,6 +231,9 @@ struct RawWrite {
 
 struct HeaderSet {
     span: Span,
+    /// Named for deduplication (`Idempotency-Key`) rather than also for tracing
+    /// (`X-Request-Id`, which is often fresh per attempt on purpose).
+    dedup_only: bool,
     value: Span,
     value_ident: Option<String>,
 }
@@ -264,6 +276,8 @@ struct Scan<'a> {
     catch_all: Vec<Span>,
     /// Inside the arms of a match on a send's outcome.
     sending_match: usize,
+    /// `#[cfg(test)]` modules and `#[test]` functions: no production request is sent there.
+    test_code: Vec<Span>,
 }
 
 impl<'a> Scan<'a> {
@@ -287,6 +301,7 @@ impl<'a> Scan<'a> {
             tests: Vec::new(),
             catch_all: Vec::new(),
             sending_match: 0,
+            test_code: Vec::new(),
         }
     }
 
@@ -308,7 +323,13 @@ impl<'a> Scan<'a> {
 
     fn is_reader_init(&self, init: &Expr) -> bool {
         let text = compact(init);
-        if self.apis.bodies.readers.iter().any(|r| text.contains(r.as_str())) {
+        if self
+            .apis
+            .bodies
+            .readers
+            .iter()
+            .any(|r| text.contains(r.as_str()))
+        {
             return true;
         }
         // Wrapping a reader makes a reader: `Body::from(file)`, `.body(stream)`.
@@ -413,7 +434,12 @@ impl<'a> Scan<'a> {
         let Some(last) = path.segments.last() else {
             return;
         };
-        if last.ident != "Policy" || !last.arguments.to_token_stream().to_string().contains("Request")
+        if last.ident != "Policy"
+            || !last
+                .arguments
+                .to_token_stream()
+                .to_string()
+                .contains("Request")
         {
             return;
         }
@@ -449,19 +475,33 @@ impl<'a> Scan<'a> {
     }
 }
 
+/// The first `Err(..)` arm of a policy's `retry` that does not just give up (`=> None`).
 struct ErrPats(Option<proc_macro2::Span>);
 
 impl<'ast> Visit<'ast> for ErrPats {
-    fn visit_pat_tuple_struct(&mut self, p: &'ast syn::PatTupleStruct) {
-        if self.0.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Err") {
-            self.0 = Some(p.span());
+    fn visit_arm(&mut self, a: &'ast syn::Arm) {
+        let err = matches!(&a.pat, syn::Pat::TupleStruct(t)
+            if t.path.segments.last().is_some_and(|s| s.ident == "Err"));
+        let gives_up = matches!(strip(&a.body), Expr::Path(p) if p.path.is_ident("None"));
+        if self.0.is_none() && err && !gives_up {
+            self.0 = Some(a.pat.span());
         }
-        visit::visit_pat_tuple_struct(self, p);
+        visit::visit_arm(self, a);
     }
 }
 
 impl<'ast> Visit<'ast> for Scan<'_> {
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        if is_test(&m.attrs) {
+            self.test_code.push(self.span(m.span()));
+        }
+        visit::visit_item_mod(self, m);
+    }
+
     fn visit_item_fn(&mut self, i: &'ast syn::ItemFn) {
+        if is_test(&i.attrs) {
+            self.test_code.push(self.span(i.span()));
+        }
         let idx = self.item(i.sig.ident.to_string(), i.span());
         self.item_stack.push(idx);
         visit::visit_item_fn(self, i);
@@ -491,8 +531,8 @@ impl<'ast> Visit<'ast> for Scan<'_> {
         // Only a match on the outcome of a send (an awaited or sending call) classifies
         // delivery failures; a match on a parse result does not.
         let text = m.expr.to_token_stream().to_string();
-        let sending = text.contains("await")
-            || self.apis.bodies.sinks.iter().any(|s| has_word(&text, s));
+        let sending =
+            text.contains("await") || self.apis.bodies.sinks.iter().any(|s| has_word(&text, s));
         self.visit_expr(&m.expr);
         let saved = self.sending_match;
         self.sending_match = usize::from(sending);
@@ -609,13 +649,10 @@ impl<'ast> Visit<'ast> for Scan<'_> {
             let last = segs.last().cloned().unwrap_or_default();
             self.calls.push((last.clone(), self.span(c.span())));
             let resolved = segs.join("::");
-            let fn_write = self
-                .apis
-                .requests
-                .functions
-                .iter()
-                .any(|f| *f == resolved || (segs.len() == 1 && f.ends_with(&format!("::{last}"))))
-                || (segs.len() >= 2 && segs[segs.len() - 2] == "Request");
+            let fn_write =
+                self.apis.requests.functions.iter().any(|f| {
+                    *f == resolved || (segs.len() == 1 && f.ends_with(&format!("::{last}")))
+                }) || (segs.len() >= 2 && segs[segs.len() - 2] == "Request");
             if fn_write && !c.args.is_empty() && self.is_unsafe_method(&last) {
                 self.writes.push(RawWrite {
                     span: self.span(c.span()),
@@ -629,7 +666,9 @@ impl<'ast> Visit<'ast> for Scan<'_> {
                 }
             }
             for a in &c.args {
-                if let Some(m) = self.is_method_const(a).filter(|_| !matches!(strip(a), Expr::Lit(_)))
+                if let Some(m) = self
+                    .is_method_const(a)
+                    .filter(|_| !matches!(strip(a), Expr::Lit(_)))
                 {
                     self.writes.push(RawWrite {
                         span: self.span(a.span()),
@@ -674,14 +713,17 @@ impl<'ast> Visit<'ast> for Scan<'_> {
                 self.sinks.push(self.span(a.span()));
             }
         }
-        if self.apis.requests.header_setters.contains(&name) && m.args.len() >= 2 {
-            if self.is_idempotency_header(&m.args[0]) {
-                self.headers.push(HeaderSet {
-                    span: self.span(m.span()),
-                    value: self.span(m.args[1].span()),
-                    value_ident: single_ident(&m.args[1]),
-                });
-            }
+        if self.apis.requests.header_setters.contains(&name)
+            && m.args.len() >= 2
+            && self.is_idempotency_header(&m.args[0])
+        {
+            let header = m.args[0].to_token_stream().to_string().to_ascii_lowercase();
+            self.headers.push(HeaderSet {
+                span: self.span(m.span()),
+                dedup_only: header.contains("idempotency"),
+                value: self.span(m.args[1].span()),
+                value_ident: single_ident(&m.args[1]),
+            });
         }
         let role = match name.as_str() {
             "clone" => Some(Role::Cloned),
@@ -720,12 +762,12 @@ impl Scan<'_> {
         let handling = match name {
             "unwrap" | "expect" => Handling::Unwrapped,
             "unwrap_or_default" => Handling::Emptied,
-            "unwrap_or_else" | "unwrap_or" => {
-                if m.args.iter().any(|a| find_ident(a.to_token_stream(), empty).is_some()) {
-                    Handling::Emptied
-                } else {
-                    return;
-                }
+            "unwrap_or_else" | "unwrap_or"
+                if m.args
+                    .iter()
+                    .any(|a| find_ident(a.to_token_stream(), empty).is_some()) =>
+            {
+                Handling::Emptied
             }
             _ => return,
         };
@@ -830,7 +872,9 @@ impl Resolve<'_> {
                 }
                 w.len() > 4
                     && t.text.contains('_')
-                    && t.text.to_ascii_lowercase().contains(&w.to_ascii_lowercase())
+                    && t.text
+                        .to_ascii_lowercase()
+                        .contains(&w.to_ascii_lowercase())
             })
         })
     }
@@ -881,10 +925,14 @@ impl Resolve<'_> {
             let Some((retry, via, region)) = self.reach(w) else {
                 continue;
             };
-            let scopes: Vec<Span> = [Some(region), self.item_of(w.span).map(|i| self.scan.items[i].span), self.item_of(retry).map(|i| self.scan.items[i].span)]
-                .into_iter()
-                .flatten()
-                .collect();
+            let scopes: Vec<Span> = [
+                Some(region),
+                self.item_of(w.span).map(|i| self.scan.items[i].span),
+                self.item_of(retry).map(|i| self.scan.items[i].span),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
             let req = &self.apis.requests;
             // gRPC has no method semantics: a `POST` there is the transport, not a write.
             if scopes.iter().any(|s| self.any_word(*s, &req.grpc)) {
@@ -896,7 +944,9 @@ impl Resolve<'_> {
                 gated |= self.not_delivered_only(site);
             }
             let fresh = match via {
-                Via::Helper(_) => self.item_of(w.span).map_or(region, |i| self.scan.items[i].span),
+                Via::Helper(_) => self
+                    .item_of(w.span)
+                    .map_or(region, |i| self.scan.items[i].span),
                 _ => region,
             };
             let key = self.key(&scopes, region, fresh);
@@ -962,35 +1012,38 @@ impl Resolve<'_> {
         None
     }
 
+    /// The key the write carries: a header set in its function or the site, whose value (or the
+    /// binding it names) is made inside the site or the helper (`fresh`) or outside it.
     fn key(&self, scopes: &[Span], region: Span, fresh: Span) -> Key {
-        let sets: Vec<&HeaderSet> = self
-            .scan
-            .headers
-            .iter()
-            .filter(|h| scopes.iter().any(|s| s.contains(h.span)))
-            .collect();
-        if sets.is_empty() {
-            return Key::Missing;
-        }
         let gens = &self.apis.requests.key_generators;
-        for h in sets {
-            let inside = fresh.contains(h.span) || region.contains(h.span);
-            if !inside {
+        let inside = |s: Span| fresh.contains(s) || region.contains(s);
+        let mut outside = false;
+        for h in &self.scan.headers {
+            if !scopes.iter().any(|s| s.contains(h.span)) {
                 continue;
             }
-            if self.any_tok(h.value, gens) {
-                return Key::PerAttempt(h.value);
-            }
-            if let Some(name) = &h.value_ident {
-                let scope = self.item_of(h.span);
-                if let Some(b) = self.scan.binding_before(name, scope, h.span.start) {
-                    if (fresh.contains(b.at) || region.contains(b.at)) && self.any_tok(b.init, gens) {
-                        return Key::PerAttempt(b.init);
-                    }
-                }
+            let made_here = if self.any_tok(h.value, gens) {
+                Some(h.value)
+            } else {
+                h.value_ident.as_ref().and_then(|name| {
+                    let b = self
+                        .scan
+                        .binding_before(name, self.item_of(h.span), h.span.start)?;
+                    (inside(b.at) && self.any_tok(b.init, gens)).then_some(b.init)
+                })
+            };
+            match made_here {
+                Some(v) if inside(h.span) && h.dedup_only => return Key::PerAttempt(v),
+                // A request id made per attempt is a trace id, not a key: look further.
+                Some(_) if inside(h.span) => {}
+                _ => outside = true,
             }
         }
-        Key::Outside
+        if outside {
+            Key::Outside
+        } else {
+            Key::Missing
+        }
     }
 
     fn request_like(&self, name: &str) -> bool {
@@ -1013,7 +1066,7 @@ impl Resolve<'_> {
             let Some(b) = scan.binding_before(&u.name, scope, u.span.start) else {
                 continue;
             };
-            let (root, span, kind) = if let Some((root_name, clone)) = &b.alias {
+            let (root, at, kind) = if let Some((root_name, clone)) = &b.alias {
                 let Some(root) = scan.binding_before(root_name, scope, b.at.start) else {
                     continue;
                 };
@@ -1031,18 +1084,20 @@ impl Resolve<'_> {
                 continue;
             }
             // Rebuilt or rewound inside the site: every attempt starts from the beginning.
-            let refreshed = scan.bindings.iter().any(|x| {
-                x.assign && x.name == root.name && region.span.contains(x.at)
-            }) || scan.uses.iter().any(|x| {
-                x.role == Role::Rewound
-                    && (x.name == root.name || x.name == u.name)
-                    && region.span.contains(x.span)
-            });
-            if refreshed || out.iter().any(|o| o.span == span) {
+            let refreshed = scan
+                .bindings
+                .iter()
+                .any(|x| x.assign && x.name == root.name && region.span.contains(x.at))
+                || scan.uses.iter().any(|x| {
+                    x.role == Role::Rewound
+                        && (x.name == root.name || x.name == u.name)
+                        && region.span.contains(x.span)
+                });
+            if refreshed || out.iter().any(|o| o.span == at) {
                 continue;
             }
             out.push(Replay {
-                span,
+                span: at,
                 kind,
                 name: root.name.clone(),
                 origin: Some(root.at),
@@ -1089,6 +1144,16 @@ impl Resolve<'_> {
     }
 }
 
+/// `#[cfg(test)]`, `#[test]`, `#[tokio::test]`.
+fn is_test(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        let p = a.path();
+        p.segments.last().is_some_and(|s| s.ident == "test")
+            || (p.is_ident("cfg")
+                && a.meta.to_token_stream().to_string().replace(' ', "") == "cfg(test)")
+    })
+}
+
 /// The lowercase words of an identifier in order: `ConnectionRefused` -> connection, refused.
 fn camel_words(ident: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -1122,7 +1187,12 @@ fn leaves(e: &Expr) -> bool {
         }
         fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
         fn visit_macro(&mut self, m: &'ast syn::Macro) {
-            if m.path.segments.last().is_some_and(|s| matches!(s.ident.to_string().as_str(), "bail" | "panic" | "unreachable")) {
+            if m.path.segments.last().is_some_and(|s| {
+                matches!(
+                    s.ident.to_string().as_str(),
+                    "bail" | "panic" | "unreachable"
+                )
+            }) {
                 self.0 = true;
             }
         }
@@ -1230,7 +1300,7 @@ fn find_ident(ts: TokenStream, names: &[String]) -> Option<proc_macro2::Span> {
         match tt {
             TokenTree::Ident(i) => {
                 let s = i.to_string();
-                if names.iter().any(|n| *n == s) {
+                if names.contains(&s) {
                     return Some(i.span());
                 }
             }
