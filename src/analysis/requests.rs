@@ -112,6 +112,9 @@ pub enum ReplayKind {
 pub fn run(file: &syn::File, src: &SourceFile, apis: &Apis, facts: &Facts) -> Requests {
     let mut scan = Scan::new(src, apis);
     scan.visit_file(file);
+    if !scan.layer_fns.is_empty() {
+        scan.factory_layers();
+    }
     // Nothing retries in this file: no token index, no work.
     if facts.sites.is_empty() && scan.policies.is_empty() && scan.layers.is_empty() {
         return Requests::default();
@@ -247,6 +250,15 @@ struct Policy {
     looks_at_method: bool,
 }
 
+/// A local or a struct field and what its initialiser calls (to find clients made by a factory).
+struct Init {
+    local: Option<(String, Option<usize>)>,
+    field: Option<String>,
+    callees: Vec<String>,
+    copies: Option<String>,
+    scope: Option<usize>,
+}
+
 /// A client wrapped in a retrying middleware: the local or field that holds it.
 struct Layer {
     local: Option<(String, Option<usize>)>,
@@ -278,6 +290,10 @@ struct Scan<'a> {
     sending_match: usize,
     /// `#[cfg(test)]` modules and `#[test]` functions: no production request is sent there.
     test_code: Vec<Span>,
+    /// Functions that wrap a client in a retrying middleware (a client factory).
+    layer_fns: Vec<(String, Span)>,
+    /// Locals and struct fields with the functions their initialiser calls, or the local it copies.
+    inits: Vec<Init>,
 }
 
 impl<'a> Scan<'a> {
@@ -302,6 +318,8 @@ impl<'a> Scan<'a> {
             catch_all: Vec::new(),
             sending_match: 0,
             test_code: Vec::new(),
+            layer_fns: Vec::new(),
+            inits: Vec::new(),
         }
     }
 
@@ -502,6 +520,7 @@ impl<'ast> Visit<'ast> for Scan<'_> {
         if is_test(&i.attrs) {
             self.test_code.push(self.span(i.span()));
         }
+        self.layer_fn(&i.sig.ident, &i.block);
         let idx = self.item(i.sig.ident.to_string(), i.span());
         self.item_stack.push(idx);
         visit::visit_item_fn(self, i);
@@ -509,6 +528,7 @@ impl<'ast> Visit<'ast> for Scan<'_> {
     }
 
     fn visit_impl_item_fn(&mut self, i: &'ast syn::ImplItemFn) {
+        self.layer_fn(&i.sig.ident, &i.block);
         let idx = self.item(i.sig.ident.to_string(), i.span());
         self.item_stack.push(idx);
         visit::visit_impl_item_fn(self, i);
@@ -588,6 +608,13 @@ impl<'ast> Visit<'ast> for Scan<'_> {
                     span,
                 });
             }
+            self.inits.push(Init {
+                local: Some((name.clone(), self.scope())),
+                field: None,
+                callees: callees(&init.expr),
+                copies: None,
+                scope: self.scope(),
+            });
             self.bind(name, at, &init.expr, false);
         }
         visit::visit_local(self, l);
@@ -624,6 +651,13 @@ impl<'ast> Visit<'ast> for Scan<'_> {
                     span,
                 });
             }
+            self.inits.push(Init {
+                local: None,
+                field: Some(field.to_string()),
+                callees: callees(&f.expr),
+                copies: single_ident(&f.expr),
+                scope: self.scope(),
+            });
         }
         visit::visit_expr_struct(self, s);
     }
@@ -747,6 +781,56 @@ impl<'ast> Visit<'ast> for Scan<'_> {
 }
 
 impl Scan<'_> {
+    /// A function whose body wraps a client in a retrying middleware is a client factory. Names
+    /// shared by every type (`new`, `default`, `build`) are left out: a call of one of those
+    /// elsewhere in the file is rarely this factory.
+    fn layer_fn(&mut self, name: &syn::Ident, block: &syn::Block) {
+        const GENERIC: &[&str] = &[
+            "new", "default", "build", "builder", "from", "with", "clone",
+        ];
+        let name = name.to_string();
+        if GENERIC.contains(&name.as_str()) {
+            return;
+        }
+        if let Some(s) = find_ident(
+            block.to_token_stream(),
+            &self.apis.requests.retrying_middleware,
+        ) {
+            let span = self.span(s);
+            self.layer_fns.push((name, span));
+        }
+    }
+
+    /// Clients made by a factory of this file: locals and fields initialised by a call of one,
+    /// and fields initialised from such a local (`Self { client }`).
+    fn factory_layers(&mut self) {
+        for init in &self.inits {
+            let made = self
+                .layer_fns
+                .iter()
+                .find(|(f, _)| init.callees.contains(f))
+                .map(|(_, s)| *s)
+                .or_else(|| {
+                    let copied = init.copies.as_ref()?;
+                    self.layers
+                        .iter()
+                        .find(|l| {
+                            l.local
+                                .as_ref()
+                                .is_some_and(|(n, sc)| n == copied && *sc == init.scope)
+                        })
+                        .map(|l| l.span)
+                });
+            if let Some(span) = made {
+                self.layers.push(Layer {
+                    local: init.local.clone(),
+                    field: init.field.clone(),
+                    span,
+                });
+            }
+        }
+    }
+
     /// `x.try_clone().unwrap()` and friends: how the `None` of a request clone is handled.
     fn try_clone_handling(&mut self, m: &syn::ExprMethodCall, name: &str) {
         let Expr::MethodCall(inner) = strip(&m.receiver) else {
@@ -1055,13 +1139,24 @@ impl Resolve<'_> {
     fn replays(&self) -> Vec<Replay> {
         let mut out: Vec<Replay> = Vec::new();
         let scan = self.scan;
+        // Only names bound to a reader (or to a clone of one) can replay one: test those first,
+        // so a large file costs one pass over its uses.
+        let candidates: std::collections::HashSet<&str> = scan
+            .bindings
+            .iter()
+            .filter(|b| b.reader || b.alias.is_some())
+            .map(|b| b.name.as_str())
+            .collect();
         for u in &scan.uses {
-            if u.role == Role::Cloned || !scan.sinks.iter().any(|s| s.contains(u.span)) {
+            if u.role == Role::Cloned || !candidates.contains(u.name.as_str()) {
                 continue;
             }
             let Some(region) = self.innermost(u.span) else {
                 continue;
             };
+            if !scan.sinks.iter().any(|s| s.contains(u.span)) {
+                continue;
+            }
             let scope = self.item_of(u.span);
             let Some(b) = scan.binding_before(&u.name, scope, u.span.start) else {
                 continue;
@@ -1243,6 +1338,29 @@ fn single_ident(e: &Expr) -> Option<String> {
         Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(ToString::to_string),
         _ => None,
     }
+}
+
+/// Names of the functions and methods an expression calls.
+fn callees(e: &Expr) -> Vec<String> {
+    struct Calls(Vec<String>);
+    impl<'ast> Visit<'ast> for Calls {
+        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+            if let Expr::Path(p) = &*c.func {
+                if let Some(last) = p.path.segments.last() {
+                    self.0.push(last.ident.to_string());
+                }
+            }
+            visit::visit_expr_call(self, c);
+        }
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            self.0.push(m.method.to_string());
+            visit::visit_expr_method_call(self, m);
+        }
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+    }
+    let mut c = Calls(Vec::new());
+    c.visit_expr(e);
+    c.0
 }
 
 /// Direct arguments of the calls in `e`'s receiver chain and nested calls.
