@@ -431,12 +431,17 @@ impl<'a> Scan<'a> {
         for t in name.to_token_stream() {
             collect_header_words(t, &mut words);
         }
-        words.iter().any(|w| {
-            self.apis
-                .requests
-                .idempotency_headers
-                .iter()
-                .any(|h| h.eq_ignore_ascii_case(w))
+        // A string names the header exactly; a constant may add words (`IDEMPOTENCY_KEY_HEADER`).
+        words.iter().any(|(w, exact)| {
+            let w = w.to_ascii_lowercase();
+            self.apis.requests.idempotency_headers.iter().any(|h| {
+                let h = h.to_ascii_lowercase();
+                if *exact {
+                    w == h
+                } else {
+                    w.contains(&h)
+                }
+            })
         })
     }
 
@@ -1165,7 +1170,12 @@ impl Resolve<'_> {
                 let Some(root) = scan.binding_before(root_name, scope, b.at.start) else {
                     continue;
                 };
-                (root, *clone, ReplayKind::SharedCursor)
+                if region.span.contains(b.at) {
+                    (root, *clone, ReplayKind::SharedCursor)
+                } else {
+                    // Cloned once before the site: the clone itself is the reader re-sent.
+                    (root, u.span, ReplayKind::SharedReader)
+                }
             } else if let Role::TryCloned(call) = u.role {
                 (b, call, ReplayKind::SharedCursor)
             } else {
@@ -1178,6 +1188,11 @@ impl Resolve<'_> {
             if kind == ReplayKind::SharedCursor && self.request_like(&root.name) {
                 continue;
             }
+            let (name, origin) = if kind == ReplayKind::SharedReader && b.alias.is_some() {
+                (b.name.clone(), b.at)
+            } else {
+                (root.name.clone(), root.at)
+            };
             // Rebuilt or rewound inside the site: every attempt starts from the beginning.
             let refreshed = scan
                 .bindings
@@ -1194,8 +1209,8 @@ impl Resolve<'_> {
             out.push(Replay {
                 span: at,
                 kind,
-                name: root.name.clone(),
-                origin: Some(root.at),
+                name,
+                origin: Some(origin),
                 retry: region.anchor,
             });
         }
@@ -1435,18 +1450,18 @@ fn find_ident(ts: TokenStream, names: &[String]) -> Option<proc_macro2::Span> {
 
 /// Candidate header names in a header-name expression: string contents, and identifiers read as
 /// header names (`IDEMPOTENCY_KEY` -> `idempotency-key`).
-fn collect_header_words(t: TokenTree, out: &mut Vec<String>) {
+fn collect_header_words(t: TokenTree, out: &mut Vec<(String, bool)>) {
     match t {
         TokenTree::Group(g) => {
             for t in g.stream() {
                 collect_header_words(t, out);
             }
         }
-        TokenTree::Ident(i) => out.push(i.to_string().replace('_', "-")),
+        TokenTree::Ident(i) => out.push((i.to_string().replace('_', "-"), false)),
         TokenTree::Literal(l) => {
             let s = l.to_string();
             if let Some(inner) = s.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
-                out.push(inner.to_string());
+                out.push((inner.to_string(), true));
             }
         }
         TokenTree::Punct(_) => {}
