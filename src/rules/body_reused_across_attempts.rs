@@ -22,6 +22,7 @@ pub(crate) static RULE: Rule = Rule {
     check,
 };
 
+const CLONE_HELP: &str = "treat `None` as \"cannot retry\" (send once, or return `timeoutlint_retry::RetryError::NotReplayable`), or rebuild the body from its source per attempt with `timeoutlint_retry`'s body factory";
 const HELP: &str = "build the body inside the attempt (reopen the file, re-slice the bytes), e.g. with `timeoutlint_retry`'s body factory: `policy.request(|attempt| client.put(url).body(load(&path)))`";
 
 fn check(cx: &Context) -> Vec<Diagnostic> {
@@ -50,7 +51,11 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
             d = d.related(origin, "created once, outside the retry site");
         }
         d = d.related(r.retry, "retry site");
-        out.push(d.help(HELP));
+        let help = match r.kind {
+            ReplayKind::CloneUnwrapped | ReplayKind::CloneEmptied => CLONE_HELP,
+            ReplayKind::SharedReader | ReplayKind::SharedCursor => HELP,
+        };
+        out.push(d.help(help));
     }
     out
 }
