@@ -1038,7 +1038,7 @@ impl Resolve<'_> {
                     .map_or(region, |i| self.scan.items[i].span),
                 _ => region,
             };
-            let key = self.key(&scopes, region, fresh);
+            let key = self.key(w.span, &scopes, region, fresh);
             if out.iter().any(|o| o.span == w.span) {
                 continue;
             }
@@ -1103,14 +1103,28 @@ impl Resolve<'_> {
 
     /// The key the write carries: a header set in its function or the site, whose value (or the
     /// binding it names) is made inside the site or the helper (`fresh`) or outside it.
-    fn key(&self, scopes: &[Span], region: Span, fresh: Span) -> Key {
+    fn key(&self, write: Span, scopes: &[Span], region: Span, fresh: Span) -> Key {
         let gens = &self.apis.requests.key_generators;
         let inside = |s: Span| fresh.contains(s) || region.contains(s);
         let mut outside = false;
-        for h in &self.scan.headers {
-            if !scopes.iter().any(|s| s.contains(h.span)) {
-                continue;
-            }
+        // A header set in the write's own builder chain (its call spans the `.post(`) decides;
+        // otherwise one set on a header map or request variable in scope, but not one that
+        // belongs to another request's chain.
+        let chain = |h: &HeaderSet| h.span.contains(write);
+        let own: Vec<&HeaderSet> = self.scan.headers.iter().filter(|h| chain(h)).collect();
+        let candidates: Vec<&HeaderSet> = if own.is_empty() {
+            self.scan
+                .headers
+                .iter()
+                .filter(|h| {
+                    scopes.iter().any(|s| s.contains(h.span))
+                        && !self.scan.writes.iter().any(|w| h.span.contains(w.span))
+                })
+                .collect()
+        } else {
+            own
+        };
+        for h in candidates {
             let made_here = if self.any_tok(h.value, gens) {
                 Some(h.value)
             } else {
@@ -1465,5 +1479,117 @@ fn collect_header_words(t: TokenTree, out: &mut Vec<(String, bool)>) {
             }
         }
         TokenTree::Punct(_) => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Key, Via};
+    use crate::apis::Apis;
+    use crate::source::SourceFile;
+
+    /// One line per write (`METHOD via key gated`) and per replay (`kind name`), with the text
+    /// of the primary span.
+    fn check(text: &str) -> String {
+        let src = SourceFile::new("t.rs", text);
+        let file = syn::parse_file(text).unwrap();
+        let facts = crate::analysis::analyze(&file, &src, &Apis::builtin());
+        let mut out = Vec::new();
+        for w in &facts.requests.writes {
+            let via = match w.via {
+                Via::Site => "site",
+                Via::Helper(_) => "helper",
+                Via::Client(_) => "client",
+                Via::Policy => "policy",
+            };
+            let key = match w.key {
+                Key::Missing => "no-key".to_string(),
+                Key::Outside => "key-outside".to_string(),
+                Key::PerAttempt(k) => format!("key-per-attempt:{}", src.slice(k)),
+            };
+            out.push(format!(
+                "{} {via} {key} gated={} `{}`",
+                w.method,
+                w.gated,
+                src.slice(w.span)
+            ));
+        }
+        for r in &facts.requests.replays {
+            out.push(format!("{:?} {} `{}`", r.kind, r.name, src.slice(r.span)));
+        }
+        out.join("\n")
+    }
+
+    #[test]
+    fn keys_made_outside_inside_or_not_at_all() {
+        let got = check(
+            "async fn f(c: &C, k: &str) {
+                let once = Uuid::new_v4();
+                for attempt in 0..3 {
+                    let fresh = Uuid::new_v4();
+                    let _ = c.post(\"a\").header(\"Idempotency-Key\", fresh).send().await;
+                    let _ = c.post(\"b\").header(\"idempotency-key\", once).send().await;
+                    let _ = c.patch(\"c\").send().await;
+                    if c.put(\"d\").send().await.is_ok() { return; }
+                    tokio::time::sleep(d).await;
+                }
+            }",
+        );
+        assert_eq!(
+            got,
+            "POST site key-per-attempt:Uuid::new_v4() gated=false `post(\"a\")`
+POST site key-outside gated=false `post(\"b\")`
+PATCH site no-key gated=false `patch(\"c\")`"
+        );
+    }
+
+    #[test]
+    fn non_delivery_only_gates_and_catch_all_does_not() {
+        let gated = check(
+            "async fn f(c: &C) {
+                let mut n = 0;
+                loop {
+                    match c.post(\"a\").send().await {
+                        Err(e) if e.is_connect() && n < 3 => tokio::time::sleep(d).await,
+                        other => return other,
+                    }
+                }
+            }",
+        );
+        assert!(gated.contains("gated=true"), "{gated}");
+        let catch_all = check(
+            "async fn f(c: &C) {
+                let mut n = 0;
+                loop {
+                    match c.post(\"a\").send().await {
+                        Ok(r) if r.status() == 429 => tokio::time::sleep(d).await,
+                        Ok(r) => return r,
+                        Err(e) => { n += 1; tokio::time::sleep(d).await; }
+                    }
+                }
+            }",
+        );
+        assert!(catch_all.contains("gated=false"), "{catch_all}");
+    }
+
+    #[test]
+    fn readers_made_outside_rebuilt_or_rewound() {
+        let got = check(
+            "fn f(a: &A, p: &str) {
+                let mut shared = File::open(p).unwrap();
+                let mut rewound = File::open(p).unwrap();
+                let bytes = Bytes::from(vec![1]);
+                for attempt in 0..3 {
+                    let fresh = File::open(p).unwrap();
+                    rewound.seek(SeekFrom::Start(0)).unwrap();
+                    let _ = a.put(\"u\").send(&mut shared);
+                    let _ = a.put(\"u\").send(&mut rewound);
+                    let _ = a.put(\"u\").send(fresh);
+                    if a.put(\"u\").body(bytes.clone()).is_ok() { return; }
+                    std::thread::sleep(d);
+                }
+            }",
+        );
+        assert_eq!(got, "SharedReader shared `shared`");
     }
 }
