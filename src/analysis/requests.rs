@@ -1055,7 +1055,15 @@ impl Resolve<'_> {
             if self.any_word(p.retry_fn, &self.apis.requests.grpc) {
                 continue;
             }
-            if let (false, Some(err)) = (p.looks_at_method, p.first_err) {
+            // Retrying on a transport error, or else on an ambiguous status (5xx), whatever
+            // the method.
+            let at = p.first_err.or_else(|| {
+                toks_in(self.toks, p.retry_fn)
+                    .iter()
+                    .find(|t| self.apis.requests.ambiguous.contains(&t.text))
+                    .map(|t| t.span)
+            });
+            if let (false, Some(err)) = (p.looks_at_method, at) {
                 out.push(Write {
                     span: err,
                     method: "POST".into(),
