@@ -6,11 +6,13 @@
 //! request builder of a helper). A client wrapped in a retrying middleware (`reqwest-retry`)
 //! and a tower retry `Policy` over HTTP requests are retry sites of their own. Values are
 //! followed by name within a function: the latest `let` of a name before its use is its value.
+//! Code under `#[cfg(test)]` / `#[test]` sends no production request and gives no finding.
 //!
 //! Deliberately absent: type inference (a reader is known by its constructor, a request by its
 //! builder method), calls into other files (the crate index's job), and any judgement on
 //! protocol-level deduplication that is not an idempotency header (a content hash in the URL, a
-//! transaction id in the body): those need a human and give no finding, never a guessed one.
+//! transaction id in the body): guessing it from names would hide real duplicates, so such a
+//! write is still reported and the rule doc says how to allow it.
 //! Every token matched here is configured in `rules/apis.toml` (`[requests]`, `[bodies]`); a
 //! finding also needs a retry site, whose words are the prefilter's.
 
