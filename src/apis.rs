@@ -25,6 +25,12 @@ pub struct Apis {
     /// Cancellation sources.
     #[serde(default)]
     pub cancellation: Cancellation,
+    /// Non-idempotent requests and idempotency keys.
+    #[serde(default)]
+    pub requests: Requests,
+    /// Single-use request bodies.
+    #[serde(default)]
+    pub bodies: Bodies,
 }
 
 /// `[sleeps]`.
@@ -109,6 +115,100 @@ pub struct Cancellation {
     pub names: Vec<String>,
 }
 
+/// `[requests]`: what makes a request a write a retry can duplicate, and what makes it safe.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Requests {
+    /// Builder method names and `Method::` constants (lowercase) of non-idempotent methods.
+    #[serde(default)]
+    pub methods: Vec<String>,
+    /// Resolved paths of free functions that start such a request.
+    #[serde(default)]
+    pub functions: Vec<String>,
+    /// Idempotency header names, lowercase.
+    #[serde(default)]
+    pub idempotency_headers: Vec<String>,
+    /// Methods that set a header (name, value).
+    #[serde(default)]
+    pub header_setters: Vec<String>,
+    /// Tokens of a value that is fresh on every evaluation.
+    #[serde(default)]
+    pub key_generators: Vec<String>,
+    /// Tokens of a method or idempotency gate.
+    #[serde(default)]
+    pub method_gates: Vec<String>,
+    /// Tokens of a failure test proving non-delivery.
+    #[serde(default)]
+    pub not_delivered: Vec<String>,
+    /// Tokens of a failure test that includes ambiguous outcomes.
+    #[serde(default)]
+    pub ambiguous: Vec<String>,
+    /// Middleware types that retry every request of the client they wrap.
+    #[serde(default)]
+    pub retrying_middleware: Vec<String>,
+    /// Tokens that mark gRPC code.
+    #[serde(default)]
+    pub grpc: Vec<String>,
+}
+
+/// `[bodies]`: what makes a request body single-use.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Bodies {
+    /// Constructors of readers, files, cursors and streams (text of a `let` initialiser).
+    #[serde(default)]
+    pub readers: Vec<String>,
+    /// Constructors of streaming bodies.
+    #[serde(default)]
+    pub streams: Vec<String>,
+    /// Calls whose arguments are sent.
+    #[serde(default)]
+    pub sinks: Vec<String>,
+    /// Tokens of an empty replacement body.
+    #[serde(default)]
+    pub empty: Vec<String>,
+    /// Methods that rewind a reader.
+    #[serde(default)]
+    pub rewinds: Vec<String>,
+    /// Identifier words of a request or body receiver of `try_clone()`.
+    #[serde(default)]
+    pub cloned: Vec<String>,
+}
+
+impl Requests {
+    fn extend(&mut self, o: Requests) {
+        self.methods.extend(o.methods);
+        self.functions.extend(o.functions);
+        self.idempotency_headers.extend(o.idempotency_headers);
+        self.header_setters.extend(o.header_setters);
+        self.key_generators.extend(o.key_generators);
+        self.method_gates.extend(o.method_gates);
+        self.not_delivered.extend(o.not_delivered);
+        self.ambiguous.extend(o.ambiguous);
+        self.retrying_middleware.extend(o.retrying_middleware);
+        self.grpc.extend(o.grpc);
+    }
+
+    /// A retrying middleware makes its client a retry site with no other retry word in the
+    /// file, so its name must wake the prefilter.
+    fn trigger_words(&self) -> impl Iterator<Item = String> + '_ {
+        self.retrying_middleware
+            .iter()
+            .map(|w| w.to_ascii_lowercase())
+    }
+}
+
+impl Bodies {
+    fn extend(&mut self, o: Bodies) {
+        self.readers.extend(o.readers);
+        self.streams.extend(o.streams);
+        self.sinks.extend(o.sinks);
+        self.empty.extend(o.empty);
+        self.rewinds.extend(o.rewinds);
+        self.cloned.extend(o.cloned);
+    }
+}
+
 impl Apis {
     /// The built-in knowledge.
     #[must_use]
@@ -141,6 +241,8 @@ impl Apis {
             .extend(other.cancellation.constructors);
         self.cancellation.checks.extend(other.cancellation.checks);
         self.cancellation.names.extend(other.cancellation.names);
+        self.requests.extend(other.requests);
+        self.bodies.extend(other.bodies);
     }
 
     /// Is `path` (resolved) a known async or blocking sleep? Returns `Some(true)` for blocking.
@@ -191,6 +293,32 @@ impl Apis {
                 .iter()
                 .map(|m| m.name.to_ascii_lowercase()),
         );
+        words
+    }
+
+    /// Words of the request and body APIs (`post`, `File`, `wrap_stream`, idempotency header
+    /// names): items holding them are context for the request rules.
+    #[must_use]
+    pub fn request_words(&self) -> Vec<String> {
+        let ident = |s: &String| {
+            s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .find(|w| !w.is_empty())
+                .unwrap_or("")
+                .to_ascii_lowercase()
+        };
+        let mut words: Vec<String> = self.requests.methods.iter().map(ident).collect();
+        words.extend(self.requests.functions.iter().map(|f| written_key(f)));
+        words.extend(self.requests.retrying_middleware.iter().map(ident));
+        words.extend(self.requests.method_gates.iter().map(ident));
+        words.push("idempotency".into());
+        words.extend(
+            self.bodies
+                .readers
+                .iter()
+                .chain(&self.bodies.streams)
+                .map(ident),
+        );
+        words.retain(|w| !w.is_empty());
         words
     }
 

@@ -12,7 +12,10 @@
 //!   the analysis splits identifiers (`maxRetries` holds `retries`, `entries` does not hold
 //!   `tries`), in code, strings and doc comments but not in plain `//` / `/* */` comments, which
 //!   never reach the syntax tree;
-//! - anything else (`timeoutlint:`), matched as a plain substring anywhere, comments included.
+//! - anything else (`timeoutlint:`), matched as a plain substring anywhere, comments included;
+//! - a context word, prefixed `+` (`+@requests` expands to the request and body APIs): it does
+//!   not make a file worth parsing, but an item holding it is kept by [`crate::mask`] because the
+//!   rule's analysis reads such items from elsewhere (a helper that builds the POST).
 //!
 //! A rule with no triggers runs on every file. Exactness (findings identical with the prefilter
 //! on and off) is tested over the fixtures and a real corpus.
@@ -39,6 +42,7 @@ impl Prefilter {
     pub fn new(rules: &[&Rule], apis: &Apis) -> Self {
         let mut words: Vec<String> = Vec::new();
         let mut raw: Vec<String> = Vec::new();
+        let mut context: Vec<String> = Vec::new();
         let mut always = false;
         for r in rules {
             if r.triggers.is_empty() {
@@ -46,6 +50,8 @@ impl Prefilter {
             }
             for t in r.triggers {
                 match *t {
+                    "+@requests" => context.extend(apis.request_words()),
+                    t if t.starts_with('+') => context.push(t[1..].to_ascii_lowercase()),
                     "@retry-sites" => words.extend(apis.retry_site_words()),
                     "@sleeps" => words.extend(apis.sleep_words(false)),
                     "@blocking-sleeps" => words.extend(apis.sleep_words(true)),
@@ -69,13 +75,13 @@ impl Prefilter {
                     .expect("trigger words form a valid automaton")
             })
         };
-        let mut context: Vec<String> = apis
-            .cancellation
-            .types
-            .iter()
-            .chain(&apis.cancellation.weak_types)
-            .map(|t| t.rsplit("::").next().unwrap_or(t).to_ascii_lowercase())
-            .collect();
+        context.extend(
+            apis.cancellation
+                .types
+                .iter()
+                .chain(&apis.cancellation.weak_types)
+                .map(|t| t.rsplit("::").next().unwrap_or(t).to_ascii_lowercase()),
+        );
         // A local `fn timeout` shadows a glob-imported `tokio::time::timeout`: items naming a
         // deadline wrapper must be seen wherever it is called.
         context.extend(

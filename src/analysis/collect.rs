@@ -891,6 +891,7 @@ struct LoopScan<'a> {
     /// An exit that is not plainly a success (`?`, `return Err`, a conditional `break`).
     failure_exit: bool,
     success_depth: usize,
+    catch_all_depth: usize,
     inner_labels: Vec<String>,
     /// The loop body's last statement when it is an unconditional `return` / `break`: reached
     /// only when no failure path went round, so a success exit.
@@ -916,6 +917,7 @@ impl<'a> LoopScan<'a> {
             success_exit: false,
             failure_exit: false,
             success_depth: 0,
+            catch_all_depth: 0,
             inner_labels: Vec::new(),
             tail_exit: None,
             err_path: false,
@@ -969,7 +971,10 @@ impl<'a> LoopScan<'a> {
                 if p.path.segments.last().is_some_and(|s| s.ident == "Ok" || s.ident == "Some")))
         });
         let tail = self.tail_exit.is_some_and(|t| std::ptr::eq(t, e));
-        if self.success_depth > 0 || ok_value || tail {
+        if self.catch_all_depth > 0 && self.success_depth == 0 {
+            self.success_exit = true;
+            self.failure_exit = true;
+        } else if self.success_depth > 0 || ok_value || tail {
             self.success_exit = true;
         } else {
             self.failure_exit = true;
@@ -1043,9 +1048,14 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
             self.condition(g);
         }
         let success = success_pattern(&a.pat);
+        // `other => return other` after an `Err(..)` arm leaves on success and on failure alike.
+        let catch_all =
+            matches!(&a.pat, Pat::Wild(_)) || matches!(&a.pat, Pat::Ident(i) if i.subpat.is_none());
         self.success_depth += usize::from(success);
+        self.catch_all_depth += usize::from(catch_all);
         visit::visit_arm(self, a);
         self.success_depth -= usize::from(success);
+        self.catch_all_depth -= usize::from(catch_all);
     }
 
     fn visit_expr_continue(&mut self, e: &'ast syn::ExprContinue) {

@@ -13,6 +13,7 @@
 
 pub mod imports;
 pub mod macros;
+pub mod requests;
 pub mod words;
 
 mod collect;
@@ -34,6 +35,8 @@ pub struct Facts {
     pub sites: Vec<RetrySite>,
     /// Every call of a known sleep.
     pub sleeps: Vec<Sleep>,
+    /// Requests and bodies the retry sites send again.
+    pub requests: requests::Requests,
 }
 
 /// What kind of body a [`Function`] is.
@@ -250,7 +253,9 @@ impl Sleep {
 /// Compute the facts of one parsed file.
 #[must_use]
 pub fn analyze(file: &syn::File, src: &SourceFile, apis: &Apis) -> Facts {
-    collect::run(file, src, apis)
+    let mut facts = collect::run(file, src, apis);
+    facts.requests = requests::run(file, src, apis, &facts);
+    facts
 }
 
 /// Convert a proc-macro2 span into a byte range of `src`.

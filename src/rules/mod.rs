@@ -68,6 +68,8 @@ registry! {
     unbounded_retry,
     uncancellable_backoff,
     blocking_sleep_in_async,
+    body_reused_across_attempts,
+    non_idempotent_retry_without_key,
     unused_suppression,
     suppression_without_reason,
 }

@@ -1,0 +1,1605 @@
+//! What the next attempt sends: the non-idempotent requests a retry site re-sends and the
+//! single-use request bodies it re-sends, computed once per file over the retry sites.
+//!
+//! A retry site's reach is its own span, the closures handed to it by name (`let op = || ..;
+//! op.retry(..)`), and, for requests, the functions of this file it calls (one level: the
+//! request builder of a helper). A client wrapped in a retrying middleware (`reqwest-retry`)
+//! and a tower retry `Policy` over HTTP requests are retry sites of their own. Values are
+//! followed by name within a function: the latest `let` of a name before its use is its value.
+//! Code under `#[cfg(test)]` / `#[test]` sends no production request and gives no finding.
+//!
+//! Deliberately absent: type inference (a reader is known by its constructor, a request by its
+//! builder method), calls into other files (the crate index's job), and any judgement on
+//! protocol-level deduplication that is not an idempotency header (a content hash in the URL, a
+//! transaction id in the body): guessing it from names would hide real duplicates, so such a
+//! write is still reported and the rule doc says how to allow it.
+//! Every token matched here is configured in `rules/apis.toml` (`[requests]`, `[bodies]`); a
+//! finding also needs a retry site, whose words are the prefilter's.
+
+use std::collections::HashMap;
+
+use proc_macro2::{TokenStream, TokenTree};
+use quote::ToTokens;
+use syn::spanned::Spanned;
+use syn::visit::{self, Visit};
+use syn::Expr;
+
+use super::imports::path_segments;
+use super::{span_of, Facts, SiteKind};
+use crate::apis::Apis;
+use crate::source::{SourceFile, Span};
+
+/// The requests and bodies that retry sites of one file send again.
+#[derive(Debug, Default)]
+pub struct Requests {
+    /// POST / PATCH requests that a retry site can send more than once.
+    pub writes: Vec<Write>,
+    /// Bodies that a retry site sends again after the first attempt consumed them.
+    pub replays: Vec<Replay>,
+}
+
+/// A non-idempotent request inside a retry site's reach.
+#[derive(Debug, Clone)]
+pub struct Write {
+    /// The method: the `.post(` call, the `Method::PATCH` argument, or (for a retry policy that
+    /// ignores methods) the failure pattern it retries on.
+    pub span: Span,
+    /// `POST` or `PATCH`.
+    pub method: String,
+    /// The retry site (loop keyword, combinator call, middleware, `fn retry`).
+    pub retry: Span,
+    /// How the retry reaches the request.
+    pub via: Via,
+    /// The idempotency key the request carries.
+    pub key: Key,
+    /// Retries are gated on the method or an idempotency flag, or happen only when the request
+    /// provably never reached the server (connect errors, 429).
+    pub gated: bool,
+}
+
+/// How a retry reaches a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Via {
+    /// The request is built inside the site (or a closure handed to it).
+    Site,
+    /// The request is built in a function of this file that the site calls here.
+    Helper(Span),
+    /// The client was wrapped in a retrying middleware here.
+    Client(Span),
+    /// A tower retry policy over HTTP requests that never looks at the method.
+    Policy,
+}
+
+/// The idempotency key of a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Key {
+    /// No idempotency header.
+    Missing,
+    /// A header whose value is made outside the retry site: the same on every attempt.
+    Outside,
+    /// A header whose value is made inside the retry site, at this expression: new per attempt.
+    PerAttempt(Span),
+}
+
+/// A single-use body sent again by a retry site.
+#[derive(Debug, Clone)]
+pub struct Replay {
+    /// The body argument or the `try_clone()` call inside the site.
+    pub span: Span,
+    /// What goes wrong.
+    pub kind: ReplayKind,
+    /// The variable sent, when there is one.
+    pub name: String,
+    /// Where the body source was created, outside the site.
+    pub origin: Option<Span>,
+    /// The retry site.
+    pub retry: Span,
+}
+
+/// What a replayed body does on the next attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplayKind {
+    /// A reader / file / cursor / stream created once is read again from where it stopped.
+    SharedReader,
+    /// `File::try_clone` inside the site: a new handle on the same, already advanced, cursor.
+    SharedCursor,
+    /// `try_clone()` of a request or body unwrapped: `None` (a streaming body) panics.
+    CloneUnwrapped,
+    /// `try_clone()` of a request or body whose `None` becomes an empty body.
+    CloneEmptied,
+}
+
+/// Compute the requests and bodies re-sent by the retry sites of `facts`.
+#[must_use]
+pub fn run(file: &syn::File, src: &SourceFile, apis: &Apis, facts: &Facts) -> Requests {
+    let mut scan = Scan::new(src, apis);
+    scan.visit_file(file);
+    if !scan.layer_fns.is_empty() {
+        scan.factory_layers();
+    }
+    // Nothing retries in this file: no token index, no work.
+    if facts.sites.is_empty() && scan.policies.is_empty() && scan.layers.is_empty() {
+        return Requests::default();
+    }
+    let mut toks = Vec::new();
+    index_tokens(file.to_token_stream(), src, &mut toks);
+    let cx = Resolve {
+        apis,
+        scan: &scan,
+        toks: &toks,
+        regions: regions(facts, &scan, src),
+    };
+    let production = |s: &Span| !scan.test_code.iter().any(|t| t.contains(*s));
+    Requests {
+        writes: cx
+            .writes()
+            .into_iter()
+            .filter(|w| production(&w.span))
+            .collect(),
+        replays: cx
+            .replays()
+            .into_iter()
+            .filter(|r| production(&r.span))
+            .collect(),
+    }
+}
+
+/// An identifier or literal token of the file, in source order.
+struct Tok {
+    span: Span,
+    text: String,
+}
+
+fn index_tokens(ts: TokenStream, src: &SourceFile, out: &mut Vec<Tok>) {
+    for tt in ts {
+        match tt {
+            TokenTree::Group(g) => index_tokens(g.stream(), src, out),
+            TokenTree::Ident(i) => out.push(Tok {
+                span: span_of(src, i.span()),
+                text: i.to_string(),
+            }),
+            TokenTree::Literal(l) => out.push(Tok {
+                span: span_of(src, l.span()),
+                text: l.to_string(),
+            }),
+            TokenTree::Punct(_) => {}
+        }
+    }
+}
+
+/// Tokens inside `span` (the index is in source order).
+fn toks_in(toks: &[Tok], span: Span) -> &[Tok] {
+    let lo = toks.partition_point(|t| t.span.start < span.start);
+    let hi = toks.partition_point(|t| t.span.start < span.end);
+    &toks[lo..hi.max(lo)]
+}
+
+/// A named function of the file.
+struct Item {
+    name: String,
+    span: Span,
+}
+
+/// A `let` (or an assignment) of a name.
+struct Binding {
+    name: String,
+    /// The whole statement.
+    at: Span,
+    /// The initialiser.
+    init: Span,
+    /// Enclosing named function.
+    scope: Option<usize>,
+    /// The initialiser builds a reader, file, cursor or stream (or wraps one).
+    reader: bool,
+    /// `let b = file.try_clone()?`: the name cloned and the clone call.
+    alias: Option<(String, Span)>,
+    /// `name = ..` rather than `let`.
+    assign: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Plain,
+    /// `x.clone()`: an independent copy.
+    Cloned,
+    /// `x.try_clone()`: the call's span.
+    TryCloned(Span),
+    /// `x.seek(..)`, `x.rewind()`.
+    Rewound,
+}
+
+struct Use {
+    name: String,
+    span: Span,
+    role: Role,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Handling {
+    Unwrapped,
+    Emptied,
+}
+
+struct TryClone {
+    span: Span,
+    receiver: Option<String>,
+    receiver_words: Vec<String>,
+    handling: Handling,
+}
+
+struct RawWrite {
+    span: Span,
+    method: String,
+    /// The receiver chain's root (`client`, or `self.client` as `self.` + field).
+    base: Option<String>,
+}
+
+struct HeaderSet {
+    span: Span,
+    /// Named for deduplication (`Idempotency-Key`) rather than also for tracing
+    /// (`X-Request-Id`, which is often fresh per attempt on purpose).
+    dedup_only: bool,
+    value: Span,
+    value_ident: Option<String>,
+}
+
+/// A tower `Policy` impl over HTTP requests.
+struct Policy {
+    retry_fn: Span,
+    retry_name: Span,
+    clone_fn: Option<Span>,
+    first_err: Option<Span>,
+    looks_at_method: bool,
+}
+
+/// A local or a struct field and what its initialiser calls (to find clients made by a factory).
+struct Init {
+    local: Option<(String, Option<usize>)>,
+    field: Option<String>,
+    callees: Vec<String>,
+    copies: Option<String>,
+    scope: Option<usize>,
+}
+
+/// A client wrapped in a retrying middleware: the local or field that holds it.
+struct Layer {
+    local: Option<(String, Option<usize>)>,
+    field: Option<String>,
+    span: Span,
+}
+
+struct Scan<'a> {
+    src: &'a SourceFile,
+    apis: &'a Apis,
+    items: Vec<Item>,
+    item_stack: Vec<usize>,
+    closures: Vec<(String, Span, Option<usize>)>,
+    bindings: Vec<Binding>,
+    uses: Vec<Use>,
+    roles: HashMap<usize, Role>,
+    sinks: Vec<Span>,
+    clones: Vec<TryClone>,
+    writes: Vec<RawWrite>,
+    headers: Vec<HeaderSet>,
+    calls: Vec<(String, Span)>,
+    policies: Vec<Policy>,
+    layers: Vec<Layer>,
+    /// Failure tests: `if` conditions, match arm patterns and guards, `matches!`, `when` closures.
+    tests: Vec<Span>,
+    /// `Err(e) => ..` arms with no guard that do not leave: every failure goes round again.
+    catch_all: Vec<Span>,
+    /// Inside the arms of a match on a send's outcome.
+    sending_match: usize,
+    /// `#[cfg(test)]` modules and `#[test]` functions: no production request is sent there.
+    test_code: Vec<Span>,
+    /// Functions that wrap a client in a retrying middleware (a client factory).
+    layer_fns: Vec<(String, Span)>,
+    /// Locals and struct fields with the functions their initialiser calls, or the local it copies.
+    inits: Vec<Init>,
+}
+
+impl<'a> Scan<'a> {
+    fn new(src: &'a SourceFile, apis: &'a Apis) -> Self {
+        Self {
+            src,
+            apis,
+            items: Vec::new(),
+            item_stack: Vec::new(),
+            closures: Vec::new(),
+            bindings: Vec::new(),
+            uses: Vec::new(),
+            roles: HashMap::new(),
+            sinks: Vec::new(),
+            clones: Vec::new(),
+            writes: Vec::new(),
+            headers: Vec::new(),
+            calls: Vec::new(),
+            policies: Vec::new(),
+            layers: Vec::new(),
+            tests: Vec::new(),
+            catch_all: Vec::new(),
+            sending_match: 0,
+            test_code: Vec::new(),
+            layer_fns: Vec::new(),
+            inits: Vec::new(),
+        }
+    }
+
+    fn span(&self, s: proc_macro2::Span) -> Span {
+        span_of(self.src, s)
+    }
+
+    fn scope(&self) -> Option<usize> {
+        self.item_stack.last().copied()
+    }
+
+    /// The latest binding of `name` in `scope` that starts before `at`.
+    fn binding_before(&self, name: &str, scope: Option<usize>, at: usize) -> Option<&Binding> {
+        self.bindings
+            .iter()
+            .rev()
+            .find(|b| b.name == name && b.scope == scope && b.at.start < at && !b.assign)
+    }
+
+    fn is_reader_init(&self, init: &Expr) -> bool {
+        let text = compact(init);
+        if self
+            .apis
+            .bodies
+            .readers
+            .iter()
+            .any(|r| text.contains(r.as_str()))
+        {
+            return true;
+        }
+        // Wrapping a reader makes a reader: `Body::from(file)`, `.body(stream)`.
+        let mut args = Vec::new();
+        call_args(init, &mut args);
+        let at = self.span(init.span()).start;
+        args.iter().any(|a| {
+            single_ident(a).is_some_and(|n| {
+                self.binding_before(&n, self.scope(), at)
+                    .is_some_and(|b| b.reader)
+            })
+        })
+    }
+
+    fn item(&mut self, name: String, span: proc_macro2::Span) -> usize {
+        let span = self.span(span);
+        self.items.push(Item { name, span });
+        self.items.len() - 1
+    }
+
+    fn bind(&mut self, name: String, at: Span, init: &Expr, assign: bool) {
+        let reader = self.is_reader_init(init);
+        let alias = match strip_handling(init) {
+            Expr::MethodCall(m) if m.method == "try_clone" => {
+                single_ident(&m.receiver).map(|n| (n, self.span(m.span())))
+            }
+            _ => None,
+        };
+        let init = self.span(init.span());
+        self.bindings.push(Binding {
+            name,
+            at,
+            init,
+            scope: self.scope(),
+            reader,
+            alias,
+            assign,
+        });
+    }
+
+    fn is_method_const(&self, e: &Expr) -> Option<String> {
+        match strip(e) {
+            Expr::Path(p) => {
+                let segs = path_segments(&p.path);
+                let n = segs.len();
+                (n >= 2 && segs[n - 2] == "Method")
+                    .then(|| segs[n - 1].clone())
+                    .filter(|m| self.is_unsafe_method(m))
+            }
+            Expr::Call(c) => {
+                let Expr::Path(p) = &*c.func else {
+                    return None;
+                };
+                let segs = path_segments(&p.path);
+                if segs.last().map(String::as_str) != Some("from_bytes") {
+                    return None;
+                }
+                let arg = c.args.first()?.to_token_stream().to_string();
+                let m = arg.trim_start_matches('b').trim_matches('"').to_string();
+                self.is_unsafe_method(&m).then_some(m)
+            }
+            Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) => Some(s.value()).filter(|m| self.is_unsafe_method(m)),
+            _ => None,
+        }
+    }
+
+    fn is_unsafe_method(&self, m: &str) -> bool {
+        self.apis
+            .requests
+            .methods
+            .iter()
+            .any(|x| x.eq_ignore_ascii_case(m))
+            && m.chars().all(|c| c.is_ascii_alphabetic())
+    }
+
+    fn is_idempotency_header(&self, name: &Expr) -> bool {
+        let mut words = Vec::new();
+        for t in name.to_token_stream() {
+            collect_header_words(t, &mut words);
+        }
+        // A string names the header exactly; a constant may add words (`IDEMPOTENCY_KEY_HEADER`).
+        words.iter().any(|(w, exact)| {
+            let w = w.to_ascii_lowercase();
+            self.apis.requests.idempotency_headers.iter().any(|h| {
+                let h = h.to_ascii_lowercase();
+                if *exact {
+                    w == h
+                } else {
+                    w.contains(&h)
+                }
+            })
+        })
+    }
+
+    fn has_middleware(&self, e: &Expr) -> Option<Span> {
+        find_ident(e.to_token_stream(), &self.apis.requests.retrying_middleware)
+            .map(|s| self.span(s))
+    }
+
+    fn policy(&mut self, i: &syn::ItemImpl) {
+        let Some((_, path, _)) = &i.trait_ else {
+            return;
+        };
+        let Some(last) = path.segments.last() else {
+            return;
+        };
+        if last.ident != "Policy"
+            || !last
+                .arguments
+                .to_token_stream()
+                .to_string()
+                .contains("Request")
+        {
+            return;
+        }
+        let mut retry = None;
+        let mut clone_fn = None;
+        for it in &i.items {
+            if let syn::ImplItem::Fn(f) = it {
+                if f.sig.ident == "retry" {
+                    retry = Some(f);
+                } else if f.sig.ident == "clone_request" {
+                    clone_fn = Some(self.span(f.span()));
+                }
+            }
+        }
+        let Some(retry) = retry else {
+            return;
+        };
+        // Copying the method into a cloned request (`.method(req.method())`) is not a gate;
+        // reading it in `retry`, naming `Method` anywhere, or an idempotency flag is.
+        let gates = &self.apis.requests.method_gates;
+        let looks_at_method = find_ident(i.to_token_stream(), gates).is_some()
+            || find_ident(i.to_token_stream(), &["Method".to_string()]).is_some()
+            || find_ident(retry.block.to_token_stream(), &["method".to_string()]).is_some();
+        let mut errs = ErrPats(None);
+        errs.visit_block(&retry.block);
+        self.policies.push(Policy {
+            retry_fn: self.span(retry.span()),
+            retry_name: self.span(retry.sig.ident.span()),
+            clone_fn,
+            first_err: errs.0.map(|s| self.span(s)),
+            looks_at_method,
+        });
+    }
+}
+
+/// The first `Err(..)` arm of a policy's `retry` that does not just give up (`=> None`).
+struct ErrPats(Option<proc_macro2::Span>);
+
+impl<'ast> Visit<'ast> for ErrPats {
+    fn visit_arm(&mut self, a: &'ast syn::Arm) {
+        let err = matches!(&a.pat, syn::Pat::TupleStruct(t)
+            if t.path.segments.last().is_some_and(|s| s.ident == "Err"));
+        let gives_up = matches!(strip(&a.body), Expr::Path(p) if p.path.is_ident("None"));
+        if self.0.is_none() && err && !gives_up {
+            self.0 = Some(a.pat.span());
+        }
+        visit::visit_arm(self, a);
+    }
+}
+
+impl<'ast> Visit<'ast> for Scan<'_> {
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        if is_test(&m.attrs) {
+            self.test_code.push(self.span(m.span()));
+        }
+        visit::visit_item_mod(self, m);
+    }
+
+    fn visit_item_fn(&mut self, i: &'ast syn::ItemFn) {
+        if is_test(&i.attrs) {
+            self.test_code.push(self.span(i.span()));
+        }
+        self.layer_fn(&i.sig.ident, &i.block);
+        let idx = self.item(i.sig.ident.to_string(), i.span());
+        self.item_stack.push(idx);
+        visit::visit_item_fn(self, i);
+        self.item_stack.pop();
+    }
+
+    fn visit_impl_item_fn(&mut self, i: &'ast syn::ImplItemFn) {
+        self.layer_fn(&i.sig.ident, &i.block);
+        let idx = self.item(i.sig.ident.to_string(), i.span());
+        self.item_stack.push(idx);
+        visit::visit_impl_item_fn(self, i);
+        self.item_stack.pop();
+    }
+
+    fn visit_trait_item_fn(&mut self, i: &'ast syn::TraitItemFn) {
+        let idx = self.item(i.sig.ident.to_string(), i.span());
+        self.item_stack.push(idx);
+        visit::visit_trait_item_fn(self, i);
+        self.item_stack.pop();
+    }
+
+    fn visit_expr_if(&mut self, e: &'ast syn::ExprIf) {
+        self.tests.push(self.span(e.cond.span()));
+        visit::visit_expr_if(self, e);
+    }
+
+    fn visit_expr_match(&mut self, m: &'ast syn::ExprMatch) {
+        // Only a match on the outcome of a send (an awaited or sending call) classifies
+        // delivery failures; a match on a parse result does not.
+        let text = m.expr.to_token_stream().to_string();
+        let sending =
+            text.contains("await") || self.apis.bodies.sinks.iter().any(|s| has_word(&text, s));
+        self.visit_expr(&m.expr);
+        let saved = self.sending_match;
+        self.sending_match = usize::from(sending);
+        for a in &m.arms {
+            self.visit_arm(a);
+        }
+        self.sending_match = saved;
+    }
+
+    fn visit_arm(&mut self, a: &'ast syn::Arm) {
+        self.tests.push(self.span(a.pat.span()));
+        if let Some((_, g)) = &a.guard {
+            self.tests.push(self.span(g.span()));
+        }
+        let catch_all = a.guard.is_none()
+            && matches!(&a.pat, syn::Pat::TupleStruct(t)
+                if t.path.is_ident("Err")
+                    && t.elems.iter().all(|p| matches!(p, syn::Pat::Ident(_) | syn::Pat::Wild(_))));
+        if catch_all && self.sending_match > 0 && !leaves(&a.body) {
+            self.catch_all.push(self.span(a.span()));
+        }
+        visit::visit_arm(self, a);
+    }
+
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        if m.path.is_ident("matches") {
+            self.tests.push(self.span(m.span()));
+        }
+        visit::visit_macro(self, m);
+    }
+
+    fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
+        self.policy(i);
+        visit::visit_item_impl(self, i);
+    }
+
+    fn visit_local(&mut self, l: &'ast syn::Local) {
+        let pat = match &l.pat {
+            syn::Pat::Type(pt) => &*pt.pat,
+            p => p,
+        };
+        if let (syn::Pat::Ident(id), Some(init)) = (pat, &l.init) {
+            let name = id.ident.to_string();
+            let at = self.span(l.span());
+            if matches!(strip(&init.expr), Expr::Closure(_) | Expr::Async(_)) {
+                let s = self.span(init.expr.span());
+                self.closures.push((name.clone(), s, self.scope()));
+            }
+            if let Some(span) = self.has_middleware(&init.expr) {
+                self.layers.push(Layer {
+                    local: Some((name.clone(), self.scope())),
+                    field: None,
+                    span,
+                });
+            }
+            self.inits.push(Init {
+                local: Some((name.clone(), self.scope())),
+                field: None,
+                callees: callees(&init.expr),
+                copies: None,
+                scope: self.scope(),
+            });
+            self.bind(name, at, &init.expr, false);
+        }
+        visit::visit_local(self, l);
+    }
+
+    fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+        if let Some(name) = single_ident(&a.left) {
+            let at = self.span(a.span());
+            self.bind(name, at, &a.right, true);
+        }
+        visit::visit_expr_assign(self, a);
+    }
+
+    fn visit_expr_struct(&mut self, s: &'ast syn::ExprStruct) {
+        for f in &s.fields {
+            let syn::Member::Named(field) = &f.member else {
+                continue;
+            };
+            let span = self.has_middleware(&f.expr).or_else(|| {
+                let name = single_ident(&f.expr)?;
+                self.layers
+                    .iter()
+                    .find(|l| {
+                        l.local
+                            .as_ref()
+                            .is_some_and(|(n, sc)| *n == name && *sc == self.scope())
+                    })
+                    .map(|l| l.span)
+            });
+            if let Some(span) = span {
+                self.layers.push(Layer {
+                    local: None,
+                    field: Some(field.to_string()),
+                    span,
+                });
+            }
+            self.inits.push(Init {
+                local: None,
+                field: Some(field.to_string()),
+                callees: callees(&f.expr),
+                copies: single_ident(&f.expr),
+                scope: self.scope(),
+            });
+        }
+        visit::visit_expr_struct(self, s);
+    }
+
+    fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+        if p.qself.is_none() {
+            if let Some(id) = p.path.get_ident() {
+                let span = self.span(id.span());
+                let role = self.roles.get(&span.start).copied().unwrap_or(Role::Plain);
+                self.uses.push(Use {
+                    name: id.to_string(),
+                    span,
+                    role,
+                });
+            }
+        }
+        visit::visit_expr_path(self, p);
+    }
+
+    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+        if let Expr::Path(p) = &*c.func {
+            let segs = path_segments(&p.path);
+            let last = segs.last().cloned().unwrap_or_default();
+            self.calls.push((last.clone(), self.span(c.span())));
+            let resolved = segs.join("::");
+            let fn_write =
+                self.apis.requests.functions.iter().any(|f| {
+                    *f == resolved || (segs.len() == 1 && f.ends_with(&format!("::{last}")))
+                }) || (segs.len() >= 2 && segs[segs.len() - 2] == "Request");
+            if fn_write && !c.args.is_empty() && self.is_unsafe_method(&last) {
+                self.writes.push(RawWrite {
+                    span: self.span(c.span()),
+                    method: last.to_ascii_uppercase(),
+                    base: None,
+                });
+            }
+            if self.apis.bodies.sinks.contains(&last) {
+                for a in &c.args {
+                    self.sinks.push(self.span(a.span()));
+                }
+            }
+            for a in &c.args {
+                if let Some(m) = self
+                    .is_method_const(a)
+                    .filter(|_| !matches!(strip(a), Expr::Lit(_)))
+                {
+                    self.writes.push(RawWrite {
+                        span: self.span(a.span()),
+                        method: m.to_ascii_uppercase(),
+                        base: None,
+                    });
+                }
+            }
+        }
+        visit::visit_expr_call(self, c);
+    }
+
+    fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        let name = m.method.to_string();
+        self.calls.push((name.clone(), self.span(m.span())));
+        let base = receiver_base(&m.receiver);
+        if self.is_unsafe_method(&name) && !m.args.is_empty() {
+            let start = self.span(m.method.span()).start;
+            let end = self.span(m.span()).end;
+            self.writes.push(RawWrite {
+                span: Span::new(start, end),
+                method: name.to_ascii_uppercase(),
+                base: base.clone(),
+            });
+        }
+        for (i, a) in m.args.iter().enumerate() {
+            // `.request("POST", url)` names the method as text; elsewhere a string is data.
+            let text_ok = i == 0 && matches!(name.as_str(), "request" | "method");
+            if let Some(meth) = self
+                .is_method_const(a)
+                .filter(|_| text_ok || !matches!(strip(a), Expr::Lit(_)))
+            {
+                self.writes.push(RawWrite {
+                    span: self.span(a.span()),
+                    method: meth.to_ascii_uppercase(),
+                    base: base.clone(),
+                });
+            }
+        }
+        if self.apis.bodies.sinks.contains(&name) {
+            for a in &m.args {
+                self.sinks.push(self.span(a.span()));
+            }
+        }
+        if self.apis.requests.header_setters.contains(&name)
+            && m.args.len() >= 2
+            && self.is_idempotency_header(&m.args[0])
+        {
+            let header = m.args[0].to_token_stream().to_string().to_ascii_lowercase();
+            self.headers.push(HeaderSet {
+                span: self.span(m.span()),
+                dedup_only: header.contains("idempotency"),
+                value: self.span(m.args[1].span()),
+                value_ident: single_ident(&m.args[1]),
+            });
+        }
+        let role = match name.as_str() {
+            "clone" => Some(Role::Cloned),
+            "try_clone" => Some(Role::TryCloned(self.span(m.span()))),
+            n if self.apis.bodies.rewinds.iter().any(|r| r == n) => Some(Role::Rewound),
+            _ => None,
+        };
+        if let (Some(role), Expr::Path(p)) = (role, strip(&m.receiver)) {
+            if let Some(id) = p.path.get_ident() {
+                self.roles.insert(self.span(id.span()).start, role);
+            }
+        }
+        if matches!(name.as_str(), "when" | "retry_if" | "should_retry") {
+            for a in &m.args {
+                self.tests.push(self.span(a.span()));
+            }
+        }
+        self.try_clone_handling(m, &name);
+        visit::visit_expr_method_call(self, m);
+    }
+}
+
+impl Scan<'_> {
+    /// A function whose body wraps a client in a retrying middleware is a client factory. Names
+    /// shared by every type (`new`, `default`, `build`) are left out: a call of one of those
+    /// elsewhere in the file is rarely this factory.
+    fn layer_fn(&mut self, name: &syn::Ident, block: &syn::Block) {
+        const GENERIC: &[&str] = &[
+            "new", "default", "build", "builder", "from", "with", "clone",
+        ];
+        let name = name.to_string();
+        if GENERIC.contains(&name.as_str()) {
+            return;
+        }
+        if let Some(s) = find_ident(
+            block.to_token_stream(),
+            &self.apis.requests.retrying_middleware,
+        ) {
+            let span = self.span(s);
+            self.layer_fns.push((name, span));
+        }
+    }
+
+    /// Clients made by a factory of this file: locals and fields initialised by a call of one,
+    /// and fields initialised from such a local (`Self { client }`).
+    fn factory_layers(&mut self) {
+        for init in &self.inits {
+            let made = self
+                .layer_fns
+                .iter()
+                .find(|(f, _)| init.callees.contains(f))
+                .map(|(_, s)| *s)
+                .or_else(|| {
+                    let copied = init.copies.as_ref()?;
+                    self.layers
+                        .iter()
+                        .find(|l| {
+                            l.local
+                                .as_ref()
+                                .is_some_and(|(n, sc)| n == copied && *sc == init.scope)
+                        })
+                        .map(|l| l.span)
+                });
+            if let Some(span) = made {
+                self.layers.push(Layer {
+                    local: init.local.clone(),
+                    field: init.field.clone(),
+                    span,
+                });
+            }
+        }
+    }
+
+    /// `x.try_clone().unwrap()` and friends: how the `None` of a request clone is handled.
+    fn try_clone_handling(&mut self, m: &syn::ExprMethodCall, name: &str) {
+        let Expr::MethodCall(inner) = strip(&m.receiver) else {
+            return;
+        };
+        // `body.and_then(|b| b.try_clone())`: the clone sits in the adapter's closure.
+        let through = matches!(inner.method.to_string().as_str(), "and_then" | "map")
+            && find_ident(inner.args.to_token_stream(), &["try_clone".to_string()]).is_some();
+        if inner.method != "try_clone" && !through {
+            return;
+        }
+        let empty = &self.apis.bodies.empty;
+        let handling = match name {
+            "unwrap" | "expect" => Handling::Unwrapped,
+            "unwrap_or_default" => Handling::Emptied,
+            "unwrap_or_else" | "unwrap_or"
+                if m.args
+                    .iter()
+                    .any(|a| find_ident(a.to_token_stream(), empty).is_some()) =>
+            {
+                Handling::Emptied
+            }
+            _ => return,
+        };
+        let start = self.span(inner.method.span()).start;
+        let end = self.span(m.span()).end;
+        let receiver_words = super::words::ident_words_of(&*inner.receiver)
+            .into_iter()
+            .collect();
+        self.clones.push(TryClone {
+            span: Span::new(start, end),
+            receiver: single_ident(&inner.receiver),
+            receiver_words,
+            handling,
+        });
+    }
+}
+
+/// Where a retry site reaches: its span, closures handed to it, a policy's `clone_request`.
+struct Region {
+    span: Span,
+    anchor: Span,
+    /// The whole retry site (for failure-path tests); the policy fn for policies.
+    site: Span,
+}
+
+fn regions(facts: &Facts, scan: &Scan, src: &SourceFile) -> Vec<Region> {
+    let mut out = Vec::new();
+    for s in &facts.sites {
+        out.push(Region {
+            span: s.span,
+            anchor: s.anchor,
+            site: s.span,
+        });
+        if matches!(s.kind, SiteKind::Combinator(_)) {
+            let text = src.slice(s.span);
+            for (name, span, _) in &scan.closures {
+                if !s.span.contains(*span) && has_word(text, name) {
+                    out.push(Region {
+                        span: *span,
+                        anchor: s.anchor,
+                        site: *span,
+                    });
+                }
+            }
+        }
+    }
+    for p in &scan.policies {
+        if let Some(c) = p.clone_fn {
+            out.push(Region {
+                span: c,
+                anchor: p.retry_name,
+                site: p.retry_fn,
+            });
+        }
+    }
+    out
+}
+
+fn has_word(text: &str, word: &str) -> bool {
+    text.match_indices(word).any(|(i, _)| {
+        let ok = |c: Option<char>| !c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        ok(text[..i].chars().next_back()) && ok(text[i + word.len()..].chars().next())
+    })
+}
+
+struct Resolve<'a> {
+    apis: &'a Apis,
+    scan: &'a Scan<'a>,
+    toks: &'a [Tok],
+    regions: Vec<Region>,
+}
+
+impl Resolve<'_> {
+    fn innermost(&self, s: Span) -> Option<&Region> {
+        self.regions
+            .iter()
+            .filter(|r| r.span.contains(s))
+            .min_by_key(|r| r.span.end - r.span.start)
+    }
+
+    fn item_of(&self, s: Span) -> Option<usize> {
+        self.scan
+            .items
+            .iter()
+            .enumerate()
+            .filter(|(_, it)| it.span.contains(s))
+            .min_by_key(|(_, it)| it.span.end - it.span.start)
+            .map(|(i, _)| i)
+    }
+
+    /// Does a token in `span` match one of `list`: exactly, or as part of a snake-case
+    /// identifier for longer entries (`is_idempotent_request`)? A number is not a status code
+    /// when it is a duration (`from_millis(500)`).
+    fn any_tok(&self, span: Span, list: &[String]) -> bool {
+        let toks = toks_in(self.toks, span);
+        toks.iter().enumerate().any(|(i, t)| {
+            list.iter().any(|w| {
+                if t.text == *w {
+                    let number = t.text.starts_with(|c: char| c.is_ascii_digit());
+                    let duration = i > 0 && toks[i - 1].text.starts_with("from_");
+                    return !(number && duration);
+                }
+                w.len() > 4
+                    && t.text.contains('_')
+                    && t.text
+                        .to_ascii_lowercase()
+                        .contains(&w.to_ascii_lowercase())
+            })
+        })
+    }
+
+    /// Does an identifier in `span` contain one of `words` (lowercase), like `tonic` or
+    /// `GrpcClient`?
+    fn any_word(&self, span: Span, words: &[String]) -> bool {
+        toks_in(self.toks, span).iter().any(|t| {
+            !t.text.starts_with('"') && {
+                let l = t.text.to_ascii_lowercase();
+                words.iter().any(|w| l.contains(w.as_str()))
+            }
+        })
+    }
+
+    /// The site's failure tests name only outcomes where the request never reached the server
+    /// (connect errors, refusals, 429), and no catch-all `Err` arm goes round again.
+    fn not_delivered_only(&self, site: Span) -> bool {
+        let req = &self.apis.requests;
+        if self.scan.catch_all.iter().any(|a| site.contains(*a)) {
+            return false;
+        }
+        let tests: Vec<&Tok> = self
+            .scan
+            .tests
+            .iter()
+            .filter(|t| site.contains(**t))
+            .flat_map(|t| toks_in(self.toks, *t))
+            .collect();
+        let ambiguous = tests.iter().any(|t| req.ambiguous.contains(&t.text));
+        let refused = tests.iter().any(|t| {
+            let words: Vec<String> = t
+                .text
+                .split(|c: char| c == '_' || !c.is_alphanumeric())
+                .flat_map(camel_words)
+                .collect();
+            req.not_delivered.iter().any(|phrase| {
+                let p: Vec<String> = phrase.split('_').map(str::to_ascii_lowercase).collect();
+                words.windows(p.len()).any(|w| w == p.as_slice())
+            })
+        });
+        refused && !ambiguous
+    }
+
+    fn writes(&self) -> Vec<Write> {
+        let mut out: Vec<Write> = Vec::new();
+        for w in &self.scan.writes {
+            let Some((retry, via, region)) = self.reach(w) else {
+                continue;
+            };
+            let scopes: Vec<Span> = [
+                Some(region),
+                self.item_of(w.span).map(|i| self.scan.items[i].span),
+                self.item_of(retry).map(|i| self.scan.items[i].span),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            let req = &self.apis.requests;
+            // gRPC has no method semantics: a `POST` there is the transport, not a write.
+            if scopes.iter().any(|s| self.any_word(*s, &req.grpc)) {
+                continue;
+            }
+            let mut gated = scopes.iter().any(|s| self.any_tok(*s, &req.method_gates));
+            if matches!(via, Via::Site | Via::Helper(_)) {
+                let site = self.innermost(retry).map_or(region, |r| r.site);
+                gated |= self.not_delivered_only(site);
+            }
+            let fresh = match via {
+                Via::Helper(_) => self
+                    .item_of(w.span)
+                    .map_or(region, |i| self.scan.items[i].span),
+                _ => region,
+            };
+            let key = self.key(w.span, &scopes, region, fresh);
+            if out.iter().any(|o| o.span == w.span) {
+                continue;
+            }
+            out.push(Write {
+                span: w.span,
+                method: w.method.clone(),
+                retry,
+                via,
+                key,
+                gated,
+            });
+        }
+        for p in &self.scan.policies {
+            if self.any_word(p.retry_fn, &self.apis.requests.grpc) {
+                continue;
+            }
+            // Retrying on a transport error, or else on an ambiguous status (5xx), whatever
+            // the method.
+            let at = p.first_err.or_else(|| {
+                toks_in(self.toks, p.retry_fn)
+                    .iter()
+                    .find(|t| self.apis.requests.ambiguous.contains(&t.text))
+                    .map(|t| t.span)
+            });
+            if let (false, Some(err)) = (p.looks_at_method, at) {
+                out.push(Write {
+                    span: err,
+                    method: "POST".into(),
+                    retry: p.retry_name,
+                    via: Via::Policy,
+                    key: Key::Missing,
+                    gated: false,
+                });
+            }
+        }
+        out
+    }
+
+    /// How a retry reaches a write: (retry anchor, via, the region to search for keys/gates).
+    fn reach(&self, w: &RawWrite) -> Option<(Span, Via, Span)> {
+        if let Some(r) = self.innermost(w.span) {
+            return Some((r.anchor, Via::Site, r.span));
+        }
+        let item = self.item_of(w.span)?;
+        let helper = &self.scan.items[item];
+        for r in &self.regions {
+            for (name, call) in &self.scan.calls {
+                if *name == helper.name
+                    && r.span.contains(*call)
+                    && !helper.span.contains(r.span)
+                    && !self.scan.writes.iter().any(|x| call.contains(x.span))
+                {
+                    return Some((r.anchor, Via::Helper(*call), r.span));
+                }
+            }
+        }
+        let base = w.base.as_deref()?;
+        for l in &self.scan.layers {
+            let hit = match (&l.local, &l.field) {
+                (Some((n, sc)), _) => n == base && *sc == Some(item),
+                (None, Some(f)) => base.strip_prefix("self.") == Some(f.as_str()),
+                _ => false,
+            };
+            if hit {
+                return Some((l.span, Via::Client(l.span), helper.span));
+            }
+        }
+        None
+    }
+
+    /// The key the write carries: a header set in its function or the site, whose value (or the
+    /// binding it names) is made inside the site or the helper (`fresh`) or outside it.
+    fn key(&self, write: Span, scopes: &[Span], region: Span, fresh: Span) -> Key {
+        let gens = &self.apis.requests.key_generators;
+        let inside = |s: Span| fresh.contains(s) || region.contains(s);
+        let mut outside = false;
+        // A header set in the write's own builder chain (its call spans the `.post(`) decides;
+        // otherwise one set on a header map or request variable in scope, but not one that
+        // belongs to another request's chain.
+        let chain = |h: &HeaderSet| h.span.contains(write);
+        let own: Vec<&HeaderSet> = self.scan.headers.iter().filter(|h| chain(h)).collect();
+        let candidates: Vec<&HeaderSet> = if own.is_empty() {
+            self.scan
+                .headers
+                .iter()
+                .filter(|h| {
+                    scopes.iter().any(|s| s.contains(h.span))
+                        && !self.scan.writes.iter().any(|w| h.span.contains(w.span))
+                })
+                .collect()
+        } else {
+            own
+        };
+        for h in candidates {
+            let made_here = if self.any_tok(h.value, gens) {
+                Some(h.value)
+            } else {
+                h.value_ident.as_ref().and_then(|name| {
+                    let b = self
+                        .scan
+                        .binding_before(name, self.item_of(h.span), h.span.start)?;
+                    (inside(b.at) && self.any_tok(b.init, gens)).then_some(b.init)
+                })
+            };
+            match made_here {
+                Some(v) if inside(h.span) && h.dedup_only => return Key::PerAttempt(v),
+                // A request id made per attempt is a trace id, not a key: look further.
+                Some(_) if inside(h.span) => {}
+                _ => outside = true,
+            }
+        }
+        if outside {
+            Key::Outside
+        } else {
+            Key::Missing
+        }
+    }
+
+    fn request_like(&self, name: &str) -> bool {
+        let mut words = std::collections::BTreeSet::new();
+        super::words::split_ident(name, &mut words);
+        words.iter().any(|w| self.apis.bodies.cloned.contains(w))
+    }
+
+    fn replays(&self) -> Vec<Replay> {
+        let mut out: Vec<Replay> = Vec::new();
+        let scan = self.scan;
+        // Only names bound to a reader (or to a clone of one) can replay one: test those first,
+        // so a large file costs one pass over its uses.
+        let candidates: std::collections::HashSet<&str> = scan
+            .bindings
+            .iter()
+            .filter(|b| b.reader || b.alias.is_some())
+            .map(|b| b.name.as_str())
+            .collect();
+        for u in &scan.uses {
+            if u.role == Role::Cloned || !candidates.contains(u.name.as_str()) {
+                continue;
+            }
+            let Some(region) = self.innermost(u.span) else {
+                continue;
+            };
+            if !scan.sinks.iter().any(|s| s.contains(u.span)) {
+                continue;
+            }
+            let scope = self.item_of(u.span);
+            let Some(b) = scan.binding_before(&u.name, scope, u.span.start) else {
+                continue;
+            };
+            let (root, at, kind) = if let Some((root_name, clone)) = &b.alias {
+                let Some(root) = scan.binding_before(root_name, scope, b.at.start) else {
+                    continue;
+                };
+                if region.span.contains(b.at) {
+                    (root, *clone, ReplayKind::SharedCursor)
+                } else {
+                    // Cloned once before the site: the clone itself is the reader re-sent.
+                    (root, u.span, ReplayKind::SharedReader)
+                }
+            } else if let Role::TryCloned(call) = u.role {
+                (b, call, ReplayKind::SharedCursor)
+            } else {
+                (b, u.span, ReplayKind::SharedReader)
+            };
+            if !root.reader || region.span.contains(root.at) {
+                continue;
+            }
+            // A request's `try_clone()` copies it (or returns `None`): judged by its handling below.
+            if kind == ReplayKind::SharedCursor && self.request_like(&root.name) {
+                continue;
+            }
+            let (name, origin) = if kind == ReplayKind::SharedReader && b.alias.is_some() {
+                (b.name.clone(), b.at)
+            } else {
+                (root.name.clone(), root.at)
+            };
+            // Rebuilt or rewound inside the site: every attempt starts from the beginning.
+            let refreshed = scan
+                .bindings
+                .iter()
+                .any(|x| x.assign && x.name == root.name && region.span.contains(x.at))
+                || scan.uses.iter().any(|x| {
+                    x.role == Role::Rewound
+                        && (x.name == root.name || x.name == u.name)
+                        && region.span.contains(x.span)
+                });
+            if refreshed || out.iter().any(|o| o.span == at) {
+                continue;
+            }
+            out.push(Replay {
+                span: at,
+                kind,
+                name,
+                origin: Some(origin),
+                retry: region.anchor,
+            });
+        }
+        let streams = self
+            .apis
+            .bodies
+            .streams
+            .iter()
+            .any(|s| self.scan.src.text.contains(s.as_str()));
+        for c in &scan.clones {
+            let Some(region) = self.innermost(c.span) else {
+                continue;
+            };
+            let request = c
+                .receiver_words
+                .iter()
+                .any(|w| self.apis.bodies.cloned.contains(w));
+            let kind = match c.handling {
+                Handling::Emptied => ReplayKind::CloneEmptied,
+                Handling::Unwrapped if streams => ReplayKind::CloneUnwrapped,
+                Handling::Unwrapped => continue,
+            };
+            if !request || out.iter().any(|o| o.span.contains(c.span)) {
+                continue;
+            }
+            // The request built once outside the site, when the receiver is a local.
+            let origin = c.receiver.as_ref().and_then(|n| {
+                scan.binding_before(n, self.item_of(c.span), c.span.start)
+                    .filter(|b| !region.span.contains(b.at))
+                    .map(|b| b.at)
+            });
+            out.push(Replay {
+                span: c.span,
+                kind,
+                name: c.receiver.clone().unwrap_or_default(),
+                origin,
+                retry: region.anchor,
+            });
+        }
+        out
+    }
+}
+
+/// `#[cfg(test)]`, `#[test]`, `#[tokio::test]`.
+fn is_test(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        let p = a.path();
+        p.segments.last().is_some_and(|s| s.ident == "test")
+            || (p.is_ident("cfg")
+                && a.meta.to_token_stream().to_string().replace(' ', "") == "cfg(test)")
+    })
+}
+
+/// The lowercase words of an identifier in order: `ConnectionRefused` -> connection, refused.
+fn camel_words(ident: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut prev_lower = false;
+    for c in ident.chars() {
+        if c.is_uppercase() && prev_lower && !word.is_empty() {
+            out.push(std::mem::take(&mut word));
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        word.extend(c.to_lowercase());
+    }
+    if !word.is_empty() {
+        out.push(word);
+    }
+    out
+}
+
+/// An arm body that leaves the loop or the function (`return`, `break`, `?`, a panic).
+fn leaves(e: &Expr) -> bool {
+    struct Leaves(bool);
+    impl<'ast> Visit<'ast> for Leaves {
+        fn visit_expr_return(&mut self, _: &'ast syn::ExprReturn) {
+            self.0 = true;
+        }
+        fn visit_expr_break(&mut self, _: &'ast syn::ExprBreak) {
+            self.0 = true;
+        }
+        fn visit_expr_try(&mut self, _: &'ast syn::ExprTry) {
+            self.0 = true;
+        }
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+        fn visit_macro(&mut self, m: &'ast syn::Macro) {
+            if m.path.segments.last().is_some_and(|s| {
+                matches!(
+                    s.ident.to_string().as_str(),
+                    "bail" | "panic" | "unreachable"
+                )
+            }) {
+                self.0 = true;
+            }
+        }
+    }
+    // An arm that only yields the error (`Err(e) => Err(e)`) hands it to the caller.
+    if let Expr::Call(c) = strip(e) {
+        if matches!(&*c.func, Expr::Path(p) if p.path.is_ident("Err")) {
+            return true;
+        }
+    }
+    let mut v = Leaves(false);
+    v.visit_expr(e);
+    v.0
+}
+
+fn strip(mut e: &Expr) -> &Expr {
+    loop {
+        match e {
+            Expr::Paren(p) => e = &p.expr,
+            Expr::Reference(r) => e = &r.expr,
+            Expr::Group(g) => e = &g.expr,
+            _ => return e,
+        }
+    }
+}
+
+/// Strip `?`, `.await`, `.unwrap()`, `.expect(..)` around an expression.
+fn strip_handling(mut e: &Expr) -> &Expr {
+    loop {
+        match strip(e) {
+            Expr::Try(t) => e = &t.expr,
+            Expr::Await(a) => e = &a.base,
+            Expr::MethodCall(m)
+                if matches!(
+                    m.method.to_string().as_str(),
+                    "unwrap" | "expect" | "context" | "with_context" | "map_err"
+                ) =>
+            {
+                e = &m.receiver;
+            }
+            other => return other,
+        }
+    }
+}
+
+fn single_ident(e: &Expr) -> Option<String> {
+    match strip(e) {
+        Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(ToString::to_string),
+        _ => None,
+    }
+}
+
+/// Names of the functions and methods an expression calls.
+fn callees(e: &Expr) -> Vec<String> {
+    struct Calls(Vec<String>);
+    impl<'ast> Visit<'ast> for Calls {
+        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+            if let Expr::Path(p) = &*c.func {
+                if let Some(last) = p.path.segments.last() {
+                    self.0.push(last.ident.to_string());
+                }
+            }
+            visit::visit_expr_call(self, c);
+        }
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            self.0.push(m.method.to_string());
+            visit::visit_expr_method_call(self, m);
+        }
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+    }
+    let mut c = Calls(Vec::new());
+    c.visit_expr(e);
+    c.0
+}
+
+/// Direct arguments of the calls in `e`'s receiver chain and nested calls.
+fn call_args<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+    match strip(e) {
+        Expr::Call(c) => {
+            for a in &c.args {
+                out.push(a);
+                call_args(a, out);
+            }
+        }
+        Expr::MethodCall(m) => {
+            for a in &m.args {
+                out.push(a);
+                call_args(a, out);
+            }
+            call_args(&m.receiver, out);
+        }
+        Expr::Try(t) => call_args(&t.expr, out),
+        Expr::Await(a) => call_args(&a.base, out),
+        _ => {}
+    }
+}
+
+/// The root of a receiver chain: `client` or `self.<field>`.
+fn receiver_base(mut e: &Expr) -> Option<String> {
+    loop {
+        match strip(e) {
+            Expr::MethodCall(m) => e = &m.receiver,
+            Expr::Try(t) => e = &t.expr,
+            Expr::Await(a) => e = &a.base,
+            Expr::Field(f) => {
+                let syn::Member::Named(member) = &f.member else {
+                    return None;
+                };
+                let mut root = &*f.base;
+                while let Expr::Field(inner) = strip(root) {
+                    root = &inner.base;
+                }
+                return (single_ident(root).as_deref() == Some("self"))
+                    .then(|| format!("self.{member}"));
+            }
+            other => return single_ident(other),
+        }
+    }
+}
+
+fn compact(e: &Expr) -> String {
+    e.to_token_stream().to_string().replace(' ', "")
+}
+
+/// The first identifier of `ts` that is one of `names`.
+fn find_ident(ts: TokenStream, names: &[String]) -> Option<proc_macro2::Span> {
+    for tt in ts {
+        match tt {
+            TokenTree::Ident(i) => {
+                let s = i.to_string();
+                if names.contains(&s) {
+                    return Some(i.span());
+                }
+            }
+            TokenTree::Group(g) => {
+                if let Some(s) = find_ident(g.stream(), names) {
+                    return Some(s);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Candidate header names in a header-name expression: string contents, and identifiers read as
+/// header names (`IDEMPOTENCY_KEY` -> `idempotency-key`).
+fn collect_header_words(t: TokenTree, out: &mut Vec<(String, bool)>) {
+    match t {
+        TokenTree::Group(g) => {
+            for t in g.stream() {
+                collect_header_words(t, out);
+            }
+        }
+        TokenTree::Ident(i) => out.push((i.to_string().replace('_', "-"), false)),
+        TokenTree::Literal(l) => {
+            let s = l.to_string();
+            if let Some(inner) = s.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
+                out.push((inner.to_string(), true));
+            }
+        }
+        TokenTree::Punct(_) => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Key, Via};
+    use crate::apis::Apis;
+    use crate::source::SourceFile;
+
+    /// One line per write (`METHOD via key gated`) and per replay (`kind name`), with the text
+    /// of the primary span.
+    fn check(text: &str) -> String {
+        let src = SourceFile::new("t.rs", text);
+        let file = syn::parse_file(text).unwrap();
+        let facts = crate::analysis::analyze(&file, &src, &Apis::builtin());
+        let mut out = Vec::new();
+        for w in &facts.requests.writes {
+            let via = match w.via {
+                Via::Site => "site",
+                Via::Helper(_) => "helper",
+                Via::Client(_) => "client",
+                Via::Policy => "policy",
+            };
+            let key = match w.key {
+                Key::Missing => "no-key".to_string(),
+                Key::Outside => "key-outside".to_string(),
+                Key::PerAttempt(k) => format!("key-per-attempt:{}", src.slice(k)),
+            };
+            out.push(format!(
+                "{} {via} {key} gated={} `{}`",
+                w.method,
+                w.gated,
+                src.slice(w.span)
+            ));
+        }
+        for r in &facts.requests.replays {
+            out.push(format!("{:?} {} `{}`", r.kind, r.name, src.slice(r.span)));
+        }
+        out.join("\n")
+    }
+
+    #[test]
+    fn keys_made_outside_inside_or_not_at_all() {
+        let got = check(
+            "async fn f(c: &C, k: &str) {
+                let once = Uuid::new_v4();
+                for attempt in 0..3 {
+                    let fresh = Uuid::new_v4();
+                    let _ = c.post(\"a\").header(\"Idempotency-Key\", fresh).send().await;
+                    let _ = c.post(\"b\").header(\"idempotency-key\", once).send().await;
+                    let _ = c.patch(\"c\").send().await;
+                    if c.put(\"d\").send().await.is_ok() { return; }
+                    tokio::time::sleep(d).await;
+                }
+            }",
+        );
+        assert_eq!(
+            got,
+            "POST site key-per-attempt:Uuid::new_v4() gated=false `post(\"a\")`
+POST site key-outside gated=false `post(\"b\")`
+PATCH site no-key gated=false `patch(\"c\")`"
+        );
+    }
+
+    #[test]
+    fn non_delivery_only_gates_and_catch_all_does_not() {
+        let gated = check(
+            "async fn f(c: &C) {
+                let mut n = 0;
+                loop {
+                    match c.post(\"a\").send().await {
+                        Err(e) if e.is_connect() && n < 3 => tokio::time::sleep(d).await,
+                        other => return other,
+                    }
+                }
+            }",
+        );
+        assert!(gated.contains("gated=true"), "{gated}");
+        let catch_all = check(
+            "async fn f(c: &C) {
+                let mut n = 0;
+                loop {
+                    match c.post(\"a\").send().await {
+                        Ok(r) if r.status() == 429 => tokio::time::sleep(d).await,
+                        Ok(r) => return r,
+                        Err(e) => { n += 1; tokio::time::sleep(d).await; }
+                    }
+                }
+            }",
+        );
+        assert!(catch_all.contains("gated=false"), "{catch_all}");
+    }
+
+    #[test]
+    fn readers_made_outside_rebuilt_or_rewound() {
+        let got = check(
+            "fn f(a: &A, p: &str) {
+                let mut shared = File::open(p).unwrap();
+                let mut rewound = File::open(p).unwrap();
+                let bytes = Bytes::from(vec![1]);
+                for attempt in 0..3 {
+                    let fresh = File::open(p).unwrap();
+                    rewound.seek(SeekFrom::Start(0)).unwrap();
+                    let _ = a.put(\"u\").send(&mut shared);
+                    let _ = a.put(\"u\").send(&mut rewound);
+                    let _ = a.put(\"u\").send(fresh);
+                    if a.put(\"u\").body(bytes.clone()).is_ok() { return; }
+                    std::thread::sleep(d);
+                }
+            }",
+        );
+        assert_eq!(got, "SharedReader shared `shared`");
+    }
+}
