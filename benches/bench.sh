@@ -20,8 +20,9 @@ out=$(mktemp -d)
 measure() { # name, command...: appends "seconds kb" to $out/name
   local name=$1; shift
   /usr/bin/time -f "%e %M" -o "$out/t" "$@" > /dev/null 2>&1 || true
-  cat "$out/t" >> "$out/$name"
-  echo "  $name: $(cat "$out/t" | awk '{printf "%.2f s, %d MiB", $1, $2/1024}')"
+  # GNU time prefixes "Command exited with non-zero status N" (exit 1 = findings): keep the figures.
+  tail -n 1 "$out/t" >> "$out/$name"
+  echo "  $name: $(tail -n 1 "$out/t" | awk '{printf "%.2f s, %d MiB", $1, $2/1024}')"
 }
 for r in $(seq 1 "$ROUNDS"); do
   echo "round $r"

@@ -188,14 +188,6 @@ impl Requests {
         self.retrying_middleware.extend(o.retrying_middleware);
         self.grpc.extend(o.grpc);
     }
-
-    /// A retrying middleware makes its client a retry site with no other retry word in the
-    /// file, so its name must wake the prefilter.
-    fn trigger_words(&self) -> impl Iterator<Item = String> + '_ {
-        self.retrying_middleware
-            .iter()
-            .map(|w| w.to_ascii_lowercase())
-    }
 }
 
 impl Bodies {
@@ -292,6 +284,13 @@ impl Apis {
                 .methods
                 .iter()
                 .map(|m| m.name.to_ascii_lowercase()),
+        );
+        // A client wrapped in retrying middleware makes every send through it a retry site.
+        words.extend(
+            self.requests
+                .retrying_middleware
+                .iter()
+                .map(|w| w.to_ascii_lowercase()),
         );
         words
     }

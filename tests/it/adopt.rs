@@ -171,8 +171,7 @@ fn config_subcommand_shows_each_value_and_its_origin() {
         .replace(&d.display().to_string(), "[DIR]")
         .lines()
         .filter(|l| !(l.starts_with("rules.") && l.ends_with("# default")))
-        .map(|l| format!("{l}\n"))
-        .collect();
+        .fold(String::new(), |acc, l| acc + l + "\n");
     insta::assert_snapshot!(shown, @r#"
 exit 0
 # configuration file: [DIR]/timeoutlint.toml
