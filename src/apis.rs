@@ -133,7 +133,9 @@ impl Apis {
             .bounding_methods
             .extend(other.retry.bounding_methods);
         self.cancellation.types.extend(other.cancellation.types);
-        self.cancellation.weak_types.extend(other.cancellation.weak_types);
+        self.cancellation
+            .weak_types
+            .extend(other.cancellation.weak_types);
         self.cancellation
             .constructors
             .extend(other.cancellation.constructors);

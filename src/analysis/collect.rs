@@ -296,7 +296,9 @@ impl Collector<'_> {
     ) -> Option<usize> {
         let mut scan = LoopScan::new(self.apis, label.map(|l| l.name.ident.to_string()));
         scan.tail_exit = body.stmts.last().and_then(|s| match s {
-            syn::Stmt::Expr(e @ (Expr::Return(_) | Expr::Break(_)), _) => Some(e as *const Expr),
+            syn::Stmt::Expr(e @ (Expr::Return(_) | Expr::Break(_)), _) => {
+                Some(std::ptr::from_ref::<Expr>(e))
+            }
             _ => None,
         });
         if let Some(h) = header {
@@ -1046,7 +1048,9 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
         self.visit_expr(&e.cond);
         let success = match &*e.cond {
             Expr::Let(l) => success_pattern(&l.pat),
-            c => ident_words_of(c).iter().any(|w| w == "success" || w == "ok"),
+            c => ident_words_of(c)
+                .iter()
+                .any(|w| w == "success" || w == "ok"),
         };
         self.success_depth += usize::from(success);
         self.visit_block(&e.then_branch);

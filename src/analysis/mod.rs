@@ -16,6 +16,7 @@ pub mod macros;
 pub mod words;
 
 mod collect;
+pub mod retry_after;
 
 use std::collections::BTreeSet;
 
@@ -34,6 +35,21 @@ pub struct Facts {
     pub sites: Vec<RetrySite>,
     /// Every call of a known sleep.
     pub sleeps: Vec<Sleep>,
+    /// Sleeps that wait for as long as the server said (`Retry-After` and kin).
+    pub server_waits: Vec<ServerWait>,
+}
+
+/// A sleep whose duration comes from the server (a `Retry-After` value, a backoff hint).
+#[derive(Debug, Clone)]
+pub struct ServerWait {
+    /// Index into [`Facts::sleeps`], when the wait is a known sleep (not an in-crate wrapper).
+    pub sleep: Option<usize>,
+    /// The wait call.
+    pub wait: Span,
+    /// Where the server's value becomes the wait (the binding or `match` arm), or the sleep.
+    pub origin: Span,
+    /// A `min` / `clamp`, a time-left bound or a comparison limits the value on its way.
+    pub capped: bool,
 }
 
 /// What kind of body a [`Function`] is.
@@ -168,6 +184,14 @@ pub struct Sleep {
 }
 
 impl Facts {
+    /// The server-chosen wait of sleep `sleep`, when its value reaches it uncapped.
+    #[must_use]
+    pub fn uncapped_server_wait(&self, sleep: usize) -> Option<&ServerWait> {
+        self.server_waits
+            .iter()
+            .find(|w| w.sleep == Some(sleep) && !w.capped)
+    }
+
     /// The innermost function's async context: walks out through sync closures that do not run
     /// on a blocking thread, since their bodies still run on the executor.
     #[must_use]
@@ -250,7 +274,9 @@ impl Sleep {
 /// Compute the facts of one parsed file.
 #[must_use]
 pub fn analyze(file: &syn::File, src: &SourceFile, apis: &Apis) -> Facts {
-    collect::run(file, src, apis)
+    let mut facts = collect::run(file, src, apis);
+    facts.server_waits = retry_after::run(file, src, &facts);
+    facts
 }
 
 /// Convert a proc-macro2 span into a byte range of `src`.

@@ -68,6 +68,7 @@ registry! {
     unbounded_retry,
     uncancellable_backoff,
     blocking_sleep_in_async,
+    retry_after_uncapped,
 }
 
 /// Look a rule up by its kebab name.

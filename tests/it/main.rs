@@ -7,4 +7,5 @@
 mod catalogue;
 mod cli;
 mod fixtures;
+mod precedence;
 mod support;
