@@ -17,6 +17,7 @@ pub mod words;
 
 mod collect;
 pub mod retry_after;
+mod status;
 
 use std::collections::BTreeSet;
 
@@ -37,6 +38,20 @@ pub struct Facts {
     pub sleeps: Vec<Sleep>,
     /// Sleeps that wait for as long as the server said (`Retry-After` and kin).
     pub server_waits: Vec<ServerWait>,
+    /// Retry sites that retry every non-success status.
+    pub status_retries: Vec<StatusRetry>,
+}
+
+/// A retry site that tests only for success, so permanent statuses (400, 401, 404) go round.
+#[derive(Debug, Clone)]
+pub struct StatusRetry {
+    /// Index into [`Facts::sites`].
+    pub site: usize,
+    /// The status test (`!status.is_success()`, `status != 200`, `error_for_status()`).
+    pub test: Span,
+    /// The test is the site's success exit (`if status.is_success() { break }`): every other
+    /// status falls through to the next attempt, so the site itself is the problem.
+    pub success_exit: bool,
 }
 
 /// A sleep whose duration comes from the server (a `Retry-After` value, a backoff hint).
@@ -276,6 +291,7 @@ impl Sleep {
 pub fn analyze(file: &syn::File, src: &SourceFile, apis: &Apis) -> Facts {
     let mut facts = collect::run(file, src, apis);
     facts.server_waits = retry_after::run(file, src, &facts);
+    facts.status_retries = status::run(file, src, &facts);
     facts
 }
 

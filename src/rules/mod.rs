@@ -69,6 +69,7 @@ registry! {
     uncancellable_backoff,
     blocking_sleep_in_async,
     retry_after_uncapped,
+    retry_non_transient_status,
 }
 
 /// Look a rule up by its kebab name.
