@@ -16,6 +16,7 @@ pub mod macros;
 pub mod words;
 
 mod collect;
+mod jitter;
 pub mod retry_after;
 mod status;
 
@@ -40,6 +41,17 @@ pub struct Facts {
     pub server_waits: Vec<ServerWait>,
     /// Retry sites that retry every non-success status.
     pub status_retries: Vec<StatusRetry>,
+    /// Delays between attempts with no random component.
+    pub fixed_delays: Vec<FixedDelay>,
+}
+
+/// A delay between attempts that every client computes the same way.
+#[derive(Debug, Clone)]
+pub struct FixedDelay {
+    /// The wait call, the backoff function's result, or the backoff builder chain.
+    pub span: Span,
+    /// The retry site of a wait call.
+    pub site: Option<usize>,
 }
 
 /// A retry site that tests only for success, so permanent statuses (400, 401, 404) go round.
@@ -292,6 +304,7 @@ pub fn analyze(file: &syn::File, src: &SourceFile, apis: &Apis) -> Facts {
     let mut facts = collect::run(file, src, apis);
     facts.server_waits = retry_after::run(file, src, &facts);
     facts.status_retries = status::run(file, src, &facts);
+    facts.fixed_delays = jitter::run(file, src, &facts);
     facts
 }
 

@@ -70,6 +70,7 @@ registry! {
     blocking_sleep_in_async,
     retry_after_uncapped,
     retry_non_transient_status,
+    backoff_without_jitter,
 }
 
 /// Look a rule up by its kebab name.
