@@ -69,6 +69,7 @@ pub(super) fn run(file: &syn::File, src: &SourceFile, facts: &Facts) -> Vec<Fixe
         known: facts.sleeps.iter().map(|s| s.span.start).collect(),
         bindings: Vec::new(),
         site_words: HashMap::new(),
+        loops: Vec::new(),
         out: Vec::new(),
     };
     v.visit_file(file);
@@ -83,6 +84,8 @@ struct Finder<'a> {
     known: BTreeSet<usize>,
     /// Locals of the enclosing function bodies: name -> every value it was bound or assigned.
     bindings: Vec<HashMap<String, Vec<Expr>>>,
+    /// Spans of the loops around the current node, innermost last.
+    loops: Vec<Span>,
     /// Words of each retry site's code (tokens, so comments do not count).
     site_words: HashMap<usize, BTreeSet<String>>,
     out: Vec<FixedDelay>,
@@ -144,6 +147,16 @@ impl Finder<'_> {
         };
         // `retry-after-uncapped` owns a server-chosen wait; a capped one is not computed here.
         if self.facts.server_waits.iter().any(|w| w.wait.start == span.start) {
+            return;
+        }
+        // A wait inside a loop nested in the site paces that loop (a `for` over replayed
+        // commands), not the site's attempts.
+        let site_span = self.facts.sites[site].span;
+        if self
+            .loops
+            .last()
+            .is_some_and(|l| site_span.contains(*l) && *l != site_span)
+        {
             return;
         }
         let jittered = self.site_words.get(&site).is_some_and(random);
@@ -218,6 +231,12 @@ impl<'ast> Visit<'ast> for Finder<'_> {
             .position(|s| s.span == span)
         {
             self.site_words.insert(i, words_of(e));
+        }
+        if matches!(e, Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_)) {
+            self.loops.push(span);
+            visit::visit_expr(self, e);
+            self.loops.pop();
+            return;
         }
         if let Some((span, jitter)) = builder_chain(e) {
             if !jitter {
