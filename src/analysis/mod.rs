@@ -18,6 +18,7 @@ pub mod words;
 mod collect;
 mod jitter;
 pub mod retry_after;
+mod shapes;
 mod status;
 
 use std::collections::BTreeSet;
@@ -135,6 +136,9 @@ pub enum SiteKind {
     Combinator(String),
     /// A function that calls itself on failure.
     Recursion,
+    /// The `retry` method of a `tower::retry::Policy` impl: it decides whether to go again and
+    /// returns the wait.
+    Policy,
 }
 
 /// The attempt cap of a site.
