@@ -127,6 +127,27 @@ impl Finder<'_> {
         }
     }
 
+    /// When `d` (or a local it names, one step back) computes `2^n` (`pow`, `<<`): the words of
+    /// everything involved, to look for a random component.
+    fn exponential(&self, d: &Expr) -> Option<BTreeSet<String>> {
+        let mut texts = vec![d.to_token_stream().to_string()];
+        let mut words = words_of(d);
+        if let Some(b) = self.bindings.last() {
+            let mut v = Idents(Vec::new());
+            v.visit_expr(d);
+            for id in v.0 {
+                for value in b.get(&id).into_iter().flatten() {
+                    texts.push(value.to_token_stream().to_string());
+                    words.extend(words_of(value));
+                }
+            }
+        }
+        texts
+            .iter()
+            .any(|t| t.contains("pow") || t.contains("<<"))
+            .then_some(words)
+    }
+
     /// The site a byte offset is in (innermost).
     fn site_at(&self, at: usize) -> Option<usize> {
         self.facts
@@ -142,13 +163,24 @@ impl Finder<'_> {
         let Some(d) = duration else {
             return;
         };
-        let Some(site) = self.site_at(span.start) else {
-            return;
-        };
         // `retry-after-uncapped` owns a server-chosen wait; a capped one is not computed here.
         if self.facts.server_waits.iter().any(|w| w.wait.start == span.start) {
             return;
         }
+        // `2^n` computed right here is a backoff wherever it sits (a reconnect future, a
+        // policy); the exponent may come from anywhere.
+        if let Some(words) = self.exponential(d) {
+            if !random(&words) && !self.site_at(span.start).is_some_and(|s| self.site_words.get(&s).is_some_and(random)) {
+                self.out.push(FixedDelay {
+                    span,
+                    site: self.site_at(span.start),
+                });
+            }
+            return;
+        }
+        let Some(site) = self.site_at(span.start) else {
+            return;
+        };
         // A wait inside a loop nested in the site paces that loop (a `for` over replayed
         // commands), not the site's attempts.
         let site_span = self.facts.sites[site].span;
@@ -206,6 +238,9 @@ impl<'ast> Visit<'ast> for Finder<'_> {
 
     fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
         let span = span_of(self.src, c.span());
+        if doubling_schedule(c) {
+            self.out.push(FixedDelay { span, site: None });
+        }
         let named = matches!(&*c.func, Expr::Path(p)
             if p.path.segments.last().is_some_and(|s| WAIT_NAMES.contains(&s.ident.to_string().as_str())));
         if self.known.contains(&span.start) || named {
@@ -250,6 +285,24 @@ impl<'ast> Visit<'ast> for Finder<'_> {
         }
         visit::visit_expr(self, e);
     }
+}
+
+/// `std::iter::successors(Some(d), |last| Some(*last * 2))`: a schedule of growing delays with
+/// nothing random.
+fn doubling_schedule(c: &syn::ExprCall) -> bool {
+    let Expr::Path(p) = &*c.func else {
+        return false;
+    };
+    if !p.path.segments.last().is_some_and(|s| s.ident == "successors") {
+        return false;
+    }
+    let Some(Expr::Closure(step)) = c.args.iter().nth(1) else {
+        return false;
+    };
+    let text = step.body.to_token_stream().to_string();
+    let grows = text.contains("* 2") || text.contains("mul") || text.contains("pow");
+    let durations = words_of(&c.args).contains("duration") || text.contains("backoff");
+    grows && durations && !random(&words_of(step))
 }
 
 /// A backon builder chain (outermost expression): its span and whether it has jitter (or never
@@ -352,6 +405,17 @@ impl<'ast> Visit<'ast> for Opaque<'_, '_> {
 
     fn visit_macro(&mut self, _: &'ast syn::Macro) {
         self.ok = false;
+    }
+}
+
+/// Plain identifiers used in an expression.
+struct Idents(Vec<String>);
+
+impl<'ast> Visit<'ast> for Idents {
+    fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+        if let Some(id) = p.path.get_ident() {
+            self.0.push(id.to_string());
+        }
     }
 }
 
