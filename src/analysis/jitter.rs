@@ -348,6 +348,11 @@ struct Opaque<'f, 'a> {
 
 impl<'ast> Visit<'ast> for Opaque<'_, '_> {
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        if m.method == "min" || m.method == "clamp" {
+            // The arguments only bound the value; where it comes from is the receiver.
+            self.visit_expr(&m.receiver);
+            return;
+        }
         if !ARITHMETIC.contains(&m.method.to_string().as_str()) {
             // `backoff.next_backoff()`, `strategy.next_delay()`: computed elsewhere.
             self.ok = false;
@@ -363,6 +368,12 @@ impl<'ast> Visit<'ast> for Opaque<'_, '_> {
         if !typed {
             // A helper computes it: judged where it is defined, if anywhere.
             self.ok = false;
+            return;
+        }
+        let min = matches!(&*c.func, Expr::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "min"));
+        if min {
+            // `cmp::min(grown, bound)`: in sight when any side is; the bound only caps it.
+            self.ok = c.args.iter().any(|a| self.finder.in_sight(a, self.depth + 1));
             return;
         }
         for a in &c.args {
