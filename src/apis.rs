@@ -86,6 +86,9 @@ pub struct Retry {
     /// Calls that bound a loop.
     #[serde(default)]
     pub bounding_methods: Vec<String>,
+    /// Type names whose presence in a client's construction makes the client retry by itself.
+    #[serde(default)]
+    pub retrying_clients: Vec<String>,
 }
 
 /// `[cancellation]`.
@@ -132,6 +135,9 @@ impl Apis {
         self.retry
             .bounding_methods
             .extend(other.retry.bounding_methods);
+        self.retry
+            .retrying_clients
+            .extend(other.retry.retrying_clients);
         self.cancellation.types.extend(other.cancellation.types);
         self.cancellation
             .weak_types
@@ -200,6 +206,12 @@ impl Apis {
                 .map(|m| m.name.to_ascii_lowercase()),
         );
         words.extend(self.retry.evidence.iter().map(|w| w.to_ascii_lowercase()));
+        words.extend(
+            self.retry
+                .retrying_clients
+                .iter()
+                .map(|w| w.to_ascii_lowercase()),
+        );
         words.sort();
         words.dedup();
         words

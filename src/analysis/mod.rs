@@ -17,6 +17,7 @@ pub mod words;
 
 mod collect;
 mod jitter;
+mod nested;
 pub mod retry_after;
 mod shapes;
 mod status;
@@ -44,6 +45,21 @@ pub struct Facts {
     pub status_retries: Vec<StatusRetry>,
     /// Delays between attempts with no random component.
     pub fixed_delays: Vec<FixedDelay>,
+    /// Retry sites around a client that already retries.
+    pub nested_retries: Vec<NestedRetry>,
+}
+
+/// A retry site whose operation goes through a client that retries by itself.
+#[derive(Debug, Clone)]
+pub struct NestedRetry {
+    /// Index into [`Facts::sites`] (the outer site).
+    pub site: usize,
+    /// Where the inner retry is configured.
+    pub inner: Span,
+    /// What makes the client retry (`RetryTransientMiddleware`).
+    pub what: String,
+    /// Attempts per call of the client, when literal.
+    pub inner_attempts: Option<u64>,
 }
 
 /// A delay between attempts that every client computes the same way.
@@ -309,6 +325,7 @@ pub fn analyze(file: &syn::File, src: &SourceFile, apis: &Apis) -> Facts {
     facts.server_waits = retry_after::run(file, src, &facts);
     facts.status_retries = status::run(file, src, &facts);
     facts.fixed_delays = jitter::run(file, src, &facts);
+    facts.nested_retries = nested::run(file, src, &facts, apis);
     facts
 }
 

@@ -71,6 +71,7 @@ registry! {
     retry_after_uncapped,
     retry_non_transient_status,
     backoff_without_jitter,
+    nested_retry,
 }
 
 /// Look a rule up by its kebab name.

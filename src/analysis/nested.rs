@@ -1,0 +1,211 @@
+//! Retry sites around a client that already retries: the attempts multiply.
+//!
+//! A client retries by itself when the expression it is built from names one of
+//! `[retry] retrying_clients` in `rules/apis.toml` (reqwest-middleware's
+//! `RetryTransientMiddleware`, tower's `RetryLayer` / `Retry::new`). Such a client is followed
+//! as a local of the same function (`let client = ClientBuilder::new(..).with(..).build()`) or
+//! as a field of `self` set from such an expression anywhere in the file (`Self { http: .. }`,
+//! `self.http = ..`). A loop or combinator retry site that calls a method on it is nested.
+//!
+//! Deliberately absent: AWS SDK clients (whether their config keeps the default retries is
+//! decided in another crate's builder, often in another file) and clients passed in as
+//! parameters. The inner attempt count is read only from a literal `build_with_max_retries(n)`.
+
+use std::collections::{BTreeMap, HashMap};
+
+use quote::ToTokens;
+use syn::spanned::Spanned;
+use syn::visit::{self, Visit};
+use syn::Expr;
+
+use super::{span_of, Facts, FnKind, NestedRetry, SiteKind};
+use crate::apis::Apis;
+use crate::source::{SourceFile, Span};
+
+/// One client that retries by itself.
+struct Retrying {
+    /// Where it is configured.
+    span: Span,
+    /// Which marker made it retrying.
+    what: String,
+    /// Attempts per call, when literal (`build_with_max_retries(3)` = 4).
+    attempts: Option<u64>,
+}
+
+/// Find every retry site around a retrying client.
+pub(super) fn run(
+    file: &syn::File,
+    src: &SourceFile,
+    facts: &Facts,
+    apis: &Apis,
+) -> Vec<NestedRetry> {
+    let mut clients = Clients {
+        src,
+        apis,
+        locals: Vec::new(),
+        fields: BTreeMap::new(),
+    };
+    clients.visit_file(file);
+    let sites: HashMap<(usize, usize), usize> = facts
+        .sites
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| matches!(s.kind, SiteKind::Loop | SiteKind::While | SiteKind::For | SiteKind::Combinator(_)))
+        .map(|(i, s)| ((s.span.start, s.span.end), i))
+        .collect();
+    let mut v = Sites {
+        src,
+        facts,
+        sites: &sites,
+        clients: &clients,
+        out: Vec::new(),
+    };
+    v.visit_file(file);
+    v.out
+}
+
+struct Clients<'a> {
+    src: &'a SourceFile,
+    apis: &'a Apis,
+    /// Locals: (name, where bound, the client).
+    locals: Vec<(String, Span, Retrying)>,
+    /// Fields of `self`: name -> the client.
+    fields: BTreeMap<String, Retrying>,
+}
+
+impl Clients<'_> {
+    fn retrying(&self, e: &Expr) -> Option<Retrying> {
+        let text = e.to_token_stream().to_string().replace(' ', "");
+        let what = self
+            .apis
+            .retry
+            .retrying_clients
+            .iter()
+            .find(|m| text.contains(m.as_str()))?;
+        let attempts = text.find("build_with_max_retries(").and_then(|i| {
+            let rest = &text[i + "build_with_max_retries(".len()..];
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse::<u64>().ok().map(|n| n + 1)
+        });
+        Some(Retrying {
+            span: span_of(self.src, e.span()),
+            what: what.clone(),
+            attempts,
+        })
+    }
+}
+
+impl<'ast> Visit<'ast> for Clients<'_> {
+    fn visit_local(&mut self, l: &'ast syn::Local) {
+        let pat = match &l.pat {
+            syn::Pat::Type(t) => &*t.pat,
+            p => p,
+        };
+        if let (syn::Pat::Ident(id), Some(init)) = (pat, &l.init) {
+            if let Some(r) = self.retrying(&init.expr) {
+                let at = span_of(self.src, l.span());
+                self.locals.push((id.ident.to_string(), at, r));
+            }
+        }
+        visit::visit_local(self, l);
+    }
+
+    fn visit_field_value(&mut self, f: &'ast syn::FieldValue) {
+        if let syn::Member::Named(name) = &f.member {
+            if let Some(r) = self.retrying(&f.expr) {
+                self.fields.insert(name.to_string(), r);
+            }
+        }
+        visit::visit_field_value(self, f);
+    }
+
+    fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+        if let Expr::Field(f) = &*a.left {
+            if let syn::Member::Named(name) = &f.member {
+                if let Some(r) = self.retrying(&a.right) {
+                    self.fields.insert(name.to_string(), r);
+                }
+            }
+        }
+        visit::visit_expr_assign(self, a);
+    }
+}
+
+struct Sites<'a> {
+    src: &'a SourceFile,
+    facts: &'a Facts,
+    sites: &'a HashMap<(usize, usize), usize>,
+    clients: &'a Clients<'a>,
+    out: Vec<NestedRetry>,
+}
+
+impl Sites<'_> {
+    /// The item function around a site.
+    fn item_span(&self, site: usize) -> Option<Span> {
+        let mut f = self.facts.sites[site].function;
+        while let Some(i) = f {
+            let func = &self.facts.functions[i];
+            if func.kind == FnKind::Item {
+                return Some(func.span);
+            }
+            f = func.parent;
+        }
+        None
+    }
+}
+
+impl<'ast> Visit<'ast> for Sites<'_> {
+    fn visit_expr(&mut self, e: &'ast Expr) {
+        let span = span_of(self.src, e.span());
+        if let Some(&site) = self.sites.get(&(span.start, span.end)) {
+            let mut uses = Uses::default();
+            uses.visit_expr(e);
+            let item = self.item_span(site);
+            let local = self.clients.locals.iter().find(|(name, at, _)| {
+                uses.locals.contains(name)
+                    && item.is_some_and(|i| i.contains(*at))
+                    && at.start < span.start
+            });
+            let client = local
+                .map(|(_, _, r)| r)
+                .or_else(|| uses.fields.iter().find_map(|f| self.clients.fields.get(f)));
+            if let Some(r) = client {
+                self.out.push(NestedRetry {
+                    site,
+                    inner: r.span,
+                    what: r.what.clone(),
+                    inner_attempts: r.attempts,
+                });
+            }
+        }
+        visit::visit_expr(self, e);
+    }
+}
+
+/// Receivers of method calls in a site: plain locals and `self.<field>`.
+#[derive(Default)]
+struct Uses {
+    locals: Vec<String>,
+    fields: Vec<String>,
+}
+
+impl<'ast> Visit<'ast> for Uses {
+    fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        match &*m.receiver {
+            Expr::Path(p) => {
+                if let Some(id) = p.path.get_ident() {
+                    self.locals.push(id.to_string());
+                }
+            }
+            Expr::Field(f) => {
+                if let (Expr::Path(p), syn::Member::Named(n)) = (&*f.base, &f.member) {
+                    if p.path.is_ident("self") {
+                        self.fields.push(n.to_string());
+                    }
+                }
+            }
+            _ => {}
+        }
+        visit::visit_expr_method_call(self, m);
+    }
+}
