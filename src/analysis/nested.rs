@@ -44,6 +44,7 @@ pub(super) fn run(
         apis,
         locals: Vec::new(),
         fields: BTreeMap::new(),
+        texts: Vec::new(),
     };
     clients.visit_file(file);
     let sites: HashMap<(usize, usize), usize> = facts
@@ -71,6 +72,16 @@ struct Clients<'a> {
     locals: Vec<(String, Span, Retrying)>,
     /// Fields of `self`: name -> the client.
     fields: BTreeMap<String, Retrying>,
+    /// Every local's initializer, compact text.
+    texts: Vec<(String, String)>,
+}
+
+/// `build_with_max_retries(3)`: 4 attempts per call.
+fn max_retries(text: &str) -> Option<u64> {
+    let i = text.find("build_with_max_retries(")?;
+    let rest = &text[i + "build_with_max_retries(".len()..];
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse::<u64>().ok().map(|n| n + 1)
 }
 
 impl Clients<'_> {
@@ -82,10 +93,12 @@ impl Clients<'_> {
             .retrying_clients
             .iter()
             .find(|m| text.contains(m.as_str()))?;
-        let attempts = text.find("build_with_max_retries(").and_then(|i| {
-            let rest = &text[i + "build_with_max_retries(".len()..];
-            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-            digits.parse::<u64>().ok().map(|n| n + 1)
+        // The policy is often a local of its own (`let policy = ..; .with(..(policy))`).
+        let attempts = max_retries(&text).or_else(|| {
+            self.texts
+                .iter()
+                .filter(|(name, _)| text.contains(&format!("({name})")))
+                .find_map(|(_, t)| max_retries(t))
         });
         Some(Retrying {
             span: span_of(self.src, e.span()),
@@ -96,12 +109,27 @@ impl Clients<'_> {
 }
 
 impl<'ast> Visit<'ast> for Clients<'_> {
+    // A policy local is looked up in the function that builds the client only.
+    fn visit_item_fn(&mut self, i: &'ast syn::ItemFn) {
+        let outer = std::mem::take(&mut self.texts);
+        visit::visit_item_fn(self, i);
+        self.texts = outer;
+    }
+
+    fn visit_impl_item_fn(&mut self, i: &'ast syn::ImplItemFn) {
+        let outer = std::mem::take(&mut self.texts);
+        visit::visit_impl_item_fn(self, i);
+        self.texts = outer;
+    }
+
     fn visit_local(&mut self, l: &'ast syn::Local) {
         let pat = match &l.pat {
             syn::Pat::Type(t) => &*t.pat,
             p => p,
         };
         if let (syn::Pat::Ident(id), Some(init)) = (pat, &l.init) {
+            let text = init.expr.to_token_stream().to_string().replace(' ', "");
+            self.texts.push((id.ident.to_string(), text));
             if let Some(r) = self.retrying(&init.expr) {
                 let at = span_of(self.src, l.span());
                 self.locals.push((id.ident.to_string(), at, r));
