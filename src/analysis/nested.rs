@@ -92,7 +92,15 @@ impl Clients<'_> {
             .retry
             .retrying_clients
             .iter()
-            .find(|m| text.contains(m.as_str()))?;
+            .find(|m| {
+                // Whole names only: `MultipartRetry::new` is not tower's `Retry::new`.
+                text.match_indices(m.as_str()).any(|(i, _)| {
+                    !text[..i]
+                        .chars()
+                        .next_back()
+                        .is_some_and(|c| c.is_alphanumeric() || c == '_')
+                })
+            })?;
         // The policy is often a local of its own (`let policy = ..; .with(..(policy))`).
         let attempts = max_retries(&text).or_else(|| {
             self.texts
