@@ -298,8 +298,8 @@ impl Collector<'_> {
                 super::shapes::policy_cap(block),
                 sig.ident.span(),
             )
-        } else if let Some(cap) = super::shapes::recursion(&sig.ident.to_string(), block)
-            .filter(|_| {
+        } else if let Some(cap) =
+            super::shapes::recursion(&sig.ident.to_string(), block).filter(|_| {
                 // Like a loop, recursion counts only with retry evidence in its words.
                 words_of(block)
                     .iter()

@@ -164,13 +164,22 @@ impl Finder<'_> {
             return;
         };
         // `retry-after-uncapped` owns a server-chosen wait; a capped one is not computed here.
-        if self.facts.server_waits.iter().any(|w| w.wait.start == span.start) {
+        if self
+            .facts
+            .server_waits
+            .iter()
+            .any(|w| w.wait.start == span.start)
+        {
             return;
         }
         // `2^n` computed right here is a backoff wherever it sits (a reconnect future, a
         // policy); the exponent may come from anywhere.
         if let Some(words) = self.exponential(d) {
-            if !random(&words) && !self.site_at(span.start).is_some_and(|s| self.site_words.get(&s).is_some_and(random)) {
+            if !random(&words)
+                && !self
+                    .site_at(span.start)
+                    .is_some_and(|s| self.site_words.get(&s).is_some_and(random))
+            {
                 self.out.push(FixedDelay {
                     span,
                     site: self.site_at(span.start),
@@ -259,12 +268,7 @@ impl<'ast> Visit<'ast> for Finder<'_> {
 
     fn visit_expr(&mut self, e: &'ast Expr) {
         let span = span_of(self.src, e.span());
-        if let Some(i) = self
-            .facts
-            .sites
-            .iter()
-            .position(|s| s.span == span)
-        {
+        if let Some(i) = self.facts.sites.iter().position(|s| s.span == span) {
             self.site_words.insert(i, words_of(e));
         }
         if matches!(e, Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_)) {
@@ -293,7 +297,12 @@ fn doubling_schedule(c: &syn::ExprCall) -> bool {
     let Expr::Path(p) = &*c.func else {
         return false;
     };
-    if !p.path.segments.last().is_some_and(|s| s.ident == "successors") {
+    if !p
+        .path
+        .segments
+        .last()
+        .is_some_and(|s| s.ident == "successors")
+    {
         return false;
     }
     let Some(Expr::Closure(step)) = c.args.iter().nth(1) else {
@@ -320,8 +329,12 @@ fn builder_chain(e: &Expr) -> Option<(proc_macro2::Span, bool)> {
                 let Expr::Path(p) = &*c.func else {
                     return None;
                 };
-                let segs: Vec<String> =
-                    p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+                let segs: Vec<String> = p
+                    .path
+                    .segments
+                    .iter()
+                    .map(|s| s.ident.to_string())
+                    .collect();
                 let n = segs.len();
                 let is_builder = n >= 2
                     && BUILDERS.contains(&segs[n - 2].as_str())
@@ -373,7 +386,10 @@ impl<'ast> Visit<'ast> for Opaque<'_, '_> {
         let min = matches!(&*c.func, Expr::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "min"));
         if min {
             // `cmp::min(grown, bound)`: in sight when any side is; the bound only caps it.
-            self.ok = c.args.iter().any(|a| self.finder.in_sight(a, self.depth + 1));
+            self.ok = c
+                .args
+                .iter()
+                .any(|a| self.finder.in_sight(a, self.depth + 1));
             return;
         }
         for a in &c.args {

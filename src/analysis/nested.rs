@@ -51,13 +51,18 @@ pub(super) fn run(
         .sites
         .iter()
         .enumerate()
-        .filter(|(_, s)| matches!(s.kind, SiteKind::Loop | SiteKind::While | SiteKind::For | SiteKind::Combinator(_)))
+        .filter(|(_, s)| {
+            matches!(
+                s.kind,
+                SiteKind::Loop | SiteKind::While | SiteKind::For | SiteKind::Combinator(_)
+            )
+        })
         .map(|(i, s)| ((s.span.start, s.span.end), i))
         .collect();
     let mut v = Sites {
         src,
         facts,
-        sites: &sites,
+        by_span: &sites,
         clients: &clients,
         out: Vec::new(),
     };
@@ -87,20 +92,15 @@ fn max_retries(text: &str) -> Option<u64> {
 impl Clients<'_> {
     fn retrying(&self, e: &Expr) -> Option<Retrying> {
         let text = e.to_token_stream().to_string().replace(' ', "");
-        let what = self
-            .apis
-            .retry
-            .retrying_clients
-            .iter()
-            .find(|m| {
-                // Whole names only: `MultipartRetry::new` is not tower's `Retry::new`.
-                text.match_indices(m.as_str()).any(|(i, _)| {
-                    !text[..i]
-                        .chars()
-                        .next_back()
-                        .is_some_and(|c| c.is_alphanumeric() || c == '_')
-                })
-            })?;
+        let what = self.apis.retry.retrying_clients.iter().find(|m| {
+            // Whole names only: `MultipartRetry::new` is not tower's `Retry::new`.
+            text.match_indices(m.as_str()).any(|(i, _)| {
+                !text[..i]
+                    .chars()
+                    .next_back()
+                    .is_some_and(|c| c.is_alphanumeric() || c == '_')
+            })
+        })?;
         // The policy is often a local of its own (`let policy = ..; .with(..(policy))`).
         let attempts = max_retries(&text).or_else(|| {
             self.texts
@@ -170,7 +170,7 @@ impl<'ast> Visit<'ast> for Clients<'_> {
 struct Sites<'a> {
     src: &'a SourceFile,
     facts: &'a Facts,
-    sites: &'a HashMap<(usize, usize), usize>,
+    by_span: &'a HashMap<(usize, usize), usize>,
     clients: &'a Clients<'a>,
     out: Vec<NestedRetry>,
 }
@@ -193,7 +193,7 @@ impl Sites<'_> {
 impl<'ast> Visit<'ast> for Sites<'_> {
     fn visit_expr(&mut self, e: &'ast Expr) {
         let span = span_of(self.src, e.span());
-        if let Some(&site) = self.sites.get(&(span.start, span.end)) {
+        if let Some(&site) = self.by_span.get(&(span.start, span.end)) {
             let mut uses = Uses::default();
             uses.visit_expr(e);
             let item = self.item_span(site);

@@ -19,7 +19,16 @@ use super::Cap;
 const POLICY_TRAITS: &[&str] = &["Policy"];
 /// Identifier words of a counter that bounds attempts.
 const COUNTER_WORDS: &[&str] = &[
-    "attempt", "attempts", "retry", "retries", "tries", "remaining", "left", "max", "budget", "n",
+    "attempt",
+    "attempts",
+    "retry",
+    "retries",
+    "tries",
+    "remaining",
+    "left",
+    "max",
+    "budget",
+    "n",
     "count",
 ];
 
@@ -30,7 +39,10 @@ pub(super) fn is_policy_impl(i: &syn::ItemImpl) -> bool {
         path.segments
             .last()
             .is_some_and(|s| POLICY_TRAITS.contains(&s.ident.to_string().as_str()))
-    }) && i.items.iter().any(|it| matches!(it, syn::ImplItem::Fn(f) if f.sig.ident == "retry"))
+    }) && i
+        .items
+        .iter()
+        .any(|it| matches!(it, syn::ImplItem::Fn(f) if f.sig.ident == "retry"))
 }
 
 /// The attempt cap of a policy's `retry` method: a counter compared or counted down in it.

@@ -69,13 +69,14 @@ pub(super) fn run(file: &syn::File, src: &SourceFile, facts: &Facts) -> Vec<Stat
     let mut v = Sites {
         src,
         facts,
-        sites: &sites,
+        by_span: &sites,
         predicated: Vec::new(),
         out: Vec::new(),
     };
     v.visit_file(file);
     // One finding per status test: an outer loop around an inner retry loop sees the same test.
-    v.out.sort_by_key(|s| (s.test.start, std::cmp::Reverse(s.site)));
+    v.out
+        .sort_by_key(|s| (s.test.start, std::cmp::Reverse(s.site)));
     v.out.dedup_by_key(|s| s.test.start);
     v.out
 }
@@ -83,7 +84,7 @@ pub(super) fn run(file: &syn::File, src: &SourceFile, facts: &Facts) -> Vec<Stat
 struct Sites<'a> {
     src: &'a SourceFile,
     facts: &'a Facts,
-    sites: &'a HashMap<(usize, usize), usize>,
+    by_span: &'a HashMap<(usize, usize), usize>,
     /// Starts of combinator calls with a retry predicate further out in their method chain
     /// (`(op).retry(b).when(pred)`): the predicate decides what is retried.
     predicated: Vec<usize>,
@@ -102,21 +103,21 @@ impl<'ast> Visit<'ast> for Sites<'_> {
                 }
             }
         }
-        if let Some(&site) = self.sites.get(&(span.start, span.end)) {
+        if let Some(&site) = self.by_span.get(&(span.start, span.end)) {
             let combinator = matches!(self.facts.sites[site].kind, SiteKind::Combinator(_));
-            let mut scan = Scan::default();
-            scan.visit_expr(e);
-            scan.combinator_classifies |= self.predicated.contains(&span.start);
-            if !scan.classified && !(combinator && scan.combinator_classifies) {
+            let mut found = Scan::default();
+            found.visit_expr(e);
+            found.combinator_classifies |= self.predicated.contains(&span.start);
+            if !(found.classified || combinator && found.combinator_classifies) {
                 // A site that also returns an error somewhere decides to give up on something:
                 // leaving only on success is then not the whole story.
-                let success_exit = scan.success_exit.filter(|_| !scan.error_return);
+                let success_exit = found.success_exit.filter(|_| !found.error_return);
                 let test = if combinator {
-                    scan.error_for_status
+                    found.error_for_status
                 } else {
-                    scan.negative.or(success_exit)
+                    found.negative.or(success_exit)
                 };
-                if let Some((test, success_exit)) = test.map(|t| (t, scan.negative.is_none())) {
+                if let Some((test, success_exit)) = test.map(|t| (t, found.negative.is_none())) {
                     self.out.push(StatusRetry {
                         site,
                         test: span_of(self.src, test),
@@ -168,7 +169,6 @@ impl Scan {
                 (Class::Success, true) if goes_round(body) || !leaves => {
                     self.negative.get_or_insert(span);
                 }
-                (Class::Success, _) => {}
                 (Class::Transient, false) | (Class::Permanent, true) if rounds => {
                     self.classified = true;
                 }
@@ -254,9 +254,10 @@ impl<'ast> Visit<'ast> for Scan {
 
     fn visit_path(&mut self, p: &'ast syn::Path) {
         let words = ident_words_of(p);
-        if words.iter().any(|w| {
-            PERMANENT_WORDS.contains(&w.as_str()) || TRANSIENT_WORDS.contains(&w.as_str())
-        }) || p.segments.iter().any(|s| s.ident == "RetryIf")
+        if words
+            .iter()
+            .any(|w| PERMANENT_WORDS.contains(&w.as_str()) || TRANSIENT_WORDS.contains(&w.as_str()))
+            || p.segments.iter().any(|s| s.ident == "RetryIf")
         {
             self.combinator_classifies = true;
         }
@@ -399,7 +400,12 @@ fn status_class(e: &Expr) -> Option<Class> {
     let Expr::Path(p) = e else {
         return None;
     };
-    let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+    let segs: Vec<String> = p
+        .path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
     let last = segs.last()?;
     // Only `StatusCode::OK` (not any `OK` constant) is a success.
     let status_path = segs.iter().any(|s| s.contains("Status"));
