@@ -47,6 +47,14 @@ pub(super) fn run(
         texts: Vec::new(),
     };
     clients.visit_file(file);
+    // Functions of this file that contain a retry site of their own: calling one from another
+    // retry site nests the retries (a second retrying helper of the same crate).
+    let mut helpers: HashMap<String, usize> = HashMap::new();
+    for (i, s) in facts.sites.iter().enumerate() {
+        if let Some(name) = item_of(facts, s.function).map(|f| facts.functions[f].name.clone()) {
+            helpers.entry(name).or_insert(i);
+        }
+    }
     let sites: HashMap<(usize, usize), usize> = facts
         .sites
         .iter()
@@ -64,6 +72,7 @@ pub(super) fn run(
         facts,
         by_span: &sites,
         clients: &clients,
+        helpers: &helpers,
         out: Vec::new(),
     };
     v.visit_file(file);
@@ -172,21 +181,50 @@ struct Sites<'a> {
     facts: &'a Facts,
     by_span: &'a HashMap<(usize, usize), usize>,
     clients: &'a Clients<'a>,
+    /// Function name -> the first retry site inside it.
+    helpers: &'a HashMap<String, usize>,
     out: Vec<NestedRetry>,
+}
+
+/// The item function (not a closure or async block) around `function`.
+fn item_of(facts: &Facts, function: Option<usize>) -> Option<usize> {
+    let mut f = function;
+    while let Some(i) = f {
+        if facts.functions[i].kind == FnKind::Item {
+            return Some(i);
+        }
+        f = facts.functions[i].parent;
+    }
+    None
 }
 
 impl Sites<'_> {
     /// The item function around a site.
     fn item_span(&self, site: usize) -> Option<Span> {
-        let mut f = self.facts.sites[site].function;
-        while let Some(i) = f {
-            let func = &self.facts.functions[i];
-            if func.kind == FnKind::Item {
-                return Some(func.span);
+        item_of(self.facts, self.facts.sites[site].function).map(|f| self.facts.functions[f].span)
+    }
+
+    /// A helper of this file, called from the site, that retries by itself.
+    fn helper(&self, site: usize, uses: &Uses) -> Option<NestedRetry> {
+        let own = item_of(self.facts, self.facts.sites[site].function)
+            .map(|f| self.facts.functions[f].name.clone());
+        uses.calls.iter().find_map(|name| {
+            if own.as_deref() == Some(name.as_str()) {
+                // Calling itself is recursion, not a second layer.
+                return None;
             }
-            f = func.parent;
-        }
-        None
+            let &inner = self.helpers.get(name)?;
+            let inner_site = &self.facts.sites[inner];
+            Some(NestedRetry {
+                site,
+                inner: inner_site.anchor,
+                what: format!("{name}()"),
+                inner_attempts: match inner_site.cap {
+                    super::Cap::Literal(n) => Some(n),
+                    _ => None,
+                },
+            })
+        })
     }
 }
 
@@ -212,6 +250,8 @@ impl<'ast> Visit<'ast> for Sites<'_> {
                     what: r.what.clone(),
                     inner_attempts: r.attempts,
                 });
+            } else if let Some(n) = self.helper(site, &uses) {
+                self.out.push(n);
             }
         }
         visit::visit_expr(self, e);
@@ -223,11 +263,25 @@ impl<'ast> Visit<'ast> for Sites<'_> {
 struct Uses {
     locals: Vec<String>,
     fields: Vec<String>,
+    /// Functions called by name (`fetch(..)`) and methods called on `self`.
+    calls: Vec<String>,
 }
 
 impl<'ast> Visit<'ast> for Uses {
+    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+        if let Expr::Path(p) = &*c.func {
+            if let Some(id) = p.path.get_ident() {
+                self.calls.push(id.to_string());
+            }
+        }
+        visit::visit_expr_call(self, c);
+    }
+
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
         match &*m.receiver {
+            Expr::Path(p) if p.path.is_ident("self") => {
+                self.calls.push(m.method.to_string());
+            }
             Expr::Path(p) => {
                 if let Some(id) = p.path.get_ident() {
                     self.locals.push(id.to_string());

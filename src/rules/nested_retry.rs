@@ -38,12 +38,12 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
                 &RULE,
                 site.anchor,
                 format!(
-                    "retry site around a client that already retries (`{}`){count}",
+                    "retry site around a call that already retries (`{}`){count}",
                     n.what
                 ),
             )
             .label("every attempt here is itself retried")
-            .related(n.inner, "this client retries by itself")
+            .related(n.inner, "this retries by itself")
             .note("during an outage the dependency gets outer x inner requests for each call, and the caller waits through both layers' backoffs")
             .help("retry in one layer only: drop the outer loop, or build the client without its retry middleware and let `timeoutlint_retry::RetryPolicy` own attempts and budget")
         })
