@@ -263,15 +263,32 @@ impl<'ast> Visit<'ast> for Sites<'_> {
 struct Uses {
     locals: Vec<String>,
     fields: Vec<String>,
-    /// Functions called by name (`fetch(..)`) and methods called on `self`.
+    /// Functions called by name (`fetch(..)`) and methods called on `self`, whose failure stays
+    /// in the site (not returned, not propagated with `?`).
     calls: Vec<String>,
+    /// Inside a `return` or a `?`: a failure there leaves the site instead of going round.
+    leaving: usize,
 }
 
 impl<'ast> Visit<'ast> for Uses {
+    fn visit_expr_return(&mut self, r: &'ast syn::ExprReturn) {
+        self.leaving += 1;
+        visit::visit_expr_return(self, r);
+        self.leaving -= 1;
+    }
+
+    fn visit_expr_try(&mut self, t: &'ast syn::ExprTry) {
+        self.leaving += 1;
+        visit::visit_expr_try(self, t);
+        self.leaving -= 1;
+    }
+
     fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
         if let Expr::Path(p) = &*c.func {
             if let Some(id) = p.path.get_ident() {
-                self.calls.push(id.to_string());
+                if self.leaving == 0 {
+                    self.calls.push(id.to_string());
+                }
             }
         }
         visit::visit_expr_call(self, c);
@@ -280,7 +297,9 @@ impl<'ast> Visit<'ast> for Uses {
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
         match &*m.receiver {
             Expr::Path(p) if p.path.is_ident("self") => {
-                self.calls.push(m.method.to_string());
+                if self.leaving == 0 {
+                    self.calls.push(m.method.to_string());
+                }
             }
             Expr::Path(p) => {
                 if let Some(id) = p.path.get_ident() {
