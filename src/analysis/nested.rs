@@ -296,11 +296,10 @@ impl<'ast> Visit<'ast> for Uses {
 
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
         match &*m.receiver {
-            Expr::Path(p) if p.path.is_ident("self") => {
-                if self.leaving == 0 {
-                    self.calls.push(m.method.to_string());
-                }
+            Expr::Path(p) if p.path.is_ident("self") && self.leaving == 0 => {
+                self.calls.push(m.method.to_string());
             }
+            Expr::Path(p) if p.path.is_ident("self") => {}
             Expr::Path(p) => {
                 if let Some(id) = p.path.get_ident() {
                     self.locals.push(id.to_string());
