@@ -51,6 +51,13 @@ pub(super) fn run(
     // retry site nests the retries (a second retrying helper of the same crate).
     let mut helpers: HashMap<String, usize> = HashMap::new();
     for (i, s) in facts.sites.iter().enumerate() {
+        // Only a site that plainly retries (a combinator, or a loop that waits between
+        // attempts) makes its function a retrying helper; a loop reading chunks until the end
+        // does not.
+        let plain = matches!(s.kind, SiteKind::Combinator(_)) || !s.sleeps.is_empty();
+        if !plain {
+            continue;
+        }
         if let Some(name) = item_of(facts, s.function).map(|f| facts.functions[f].name.clone()) {
             helpers.entry(name).or_insert(i);
         }
