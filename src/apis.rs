@@ -92,6 +92,12 @@ pub struct Retry {
     /// Calls that bound a loop.
     #[serde(default)]
     pub bounding_methods: Vec<String>,
+    /// Calls that make a loop an in-memory retry (compare-and-swap, spin), never a retry site.
+    #[serde(default)]
+    pub local_retry_calls: Vec<String>,
+    /// Type names whose presence in a client's construction makes the client retry by itself.
+    #[serde(default)]
+    pub retrying_clients: Vec<String>,
 }
 
 /// `[cancellation]`.
@@ -224,6 +230,9 @@ impl Apis {
         self.retry
             .bounding_methods
             .extend(other.retry.bounding_methods);
+        self.retry
+            .retrying_clients
+            .extend(other.retry.retrying_clients);
         self.cancellation.types.extend(other.cancellation.types);
         self.cancellation
             .weak_types

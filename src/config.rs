@@ -776,7 +776,13 @@ mod tests {
         insta::assert_snapshot!(check("selct = []", &none), @"error: unknown key `selct` (did you mean `select`?); known keys: select, extend-select, ignore, exclude, per-file-ignores, rules, apis");
         insta::assert_snapshot!(check("ignore = [\"unbounded-retyr\"]", &none), @"error: unknown rule `unbounded-retyr` in `ignore` (did you mean `unbounded-retry`?); `timeoutlint rules` lists them");
         insta::assert_snapshot!(check("[rules]\nunbounded-retry = \"eror\"", &none), @"error: unknown level `eror` in `rules.unbounded-retry` (did you mean `error`?); use one of error, warning, note, off");
-        insta::assert_snapshot!(check("[apis.retry]\ncals = []", &none), @"error: `apis.retry`: unknown field `cals`, expected one of `calls`, `methods`, `evidence`, `bounding_methods` (did you mean `calls`?)");
+        // The list of expected fields grows with apis.toml; the message's shape is what matters.
+        let typo = check("[apis.retry]\ncals = []", &none);
+        assert!(
+            typo.starts_with("error: `apis.retry`: unknown field `cals`, expected one of `calls`")
+                && typo.ends_with("(did you mean `calls`?)"),
+            "{typo}"
+        );
         insta::assert_snapshot!(check("", &sel("pedantc")), @"error: unknown rule `pedantc` in `--select` (did you mean `pedantic`?); `timeoutlint rules` lists them");
     }
 

@@ -104,6 +104,7 @@ pub(super) fn run(file: &syn::File, src: &SourceFile, apis: &Apis) -> Facts {
         raced: 0,
         deadline: 0,
         impl_stack: Vec::new(),
+        in_policy: false,
         cancel_fields,
         blocking_closures: HashSet::new(),
         single_stmt: HashMap::new(),
@@ -126,6 +127,8 @@ struct Collector<'a> {
     raced: usize,
     deadline: usize,
     impl_stack: Vec<String>,
+    /// Inside an `impl Policy for T` (its `retry` method is a retry site).
+    in_policy: bool,
     cancel_fields: HashMap<String, Vec<CancelSource>>,
     blocking_closures: HashSet<usize>,
     /// Function index -> span of its only statement, when it has exactly one.
@@ -249,6 +252,52 @@ impl Collector<'_> {
         }
     }
 
+    /// A policy's `retry` method or a recursive retry function is a site of its own; pushes it
+    /// and returns whether it did.
+    fn shape_site(
+        &mut self,
+        sig: &syn::Signature,
+        whole: proc_macro2::Span,
+        block: &syn::Block,
+        policy: bool,
+    ) -> bool {
+        let (kind, cap, anchor) = if policy {
+            (
+                SiteKind::Policy,
+                super::shapes::policy_cap(block),
+                sig.ident.span(),
+            )
+        } else if let Some(cap) =
+            super::shapes::recursion(&sig.ident.to_string(), block).filter(|_| {
+                // Like a loop, recursion counts only with retry evidence in its words.
+                words_of(block)
+                    .iter()
+                    .any(|w| w == "sleep" || self.apis.is_evidence(w))
+            })
+        {
+            (SiteKind::Recursion, cap.0, cap.1)
+        } else {
+            return false;
+        };
+        let deadline = (self.deadline > 0 || self.raced > 0).then_some(Deadline::Outer);
+        let s = self.add_site(RetrySite {
+            kind,
+            anchor: self.span(anchor),
+            span: self.span(whole),
+            function: self.fn_stack.last().copied(),
+            cap,
+            deadline,
+            checks_cancel: false,
+            // The function returns: every call of it ends, on failure too, unless it recurses
+            // forever, which the cap says.
+            exits_on_failure: false,
+            sleeps: Vec::new(),
+            comparison_words: Vec::new(),
+        });
+        self.site_stack.push(s);
+        true
+    }
+
     fn add_site(&mut self, site: RetrySite) -> usize {
         self.facts.sites.push(site);
         self.facts.sites.len() - 1
@@ -286,7 +335,7 @@ impl Collector<'_> {
         let evidence = words
             .iter()
             .any(|w| w == "sleep" || self.apis.is_evidence(w));
-        if !evidence || !scan.failure_path() || scan.has_tick {
+        if !evidence || !scan.failure_path() || scan.has_tick || scan.local_retry {
             return None;
         }
         let mut cap = match (&kind, header) {
@@ -464,7 +513,9 @@ impl<'ast> Visit<'ast> for Collector<'_> {
             _ => None,
         };
         self.impl_stack.push(ty.unwrap_or_default());
+        let policy = std::mem::replace(&mut self.in_policy, super::shapes::is_policy_impl(i));
         visit::visit_item_impl(self, i);
+        self.in_policy = policy;
         self.impl_stack.pop();
     }
 
@@ -473,7 +524,11 @@ impl<'ast> Visit<'ast> for Collector<'_> {
         let (raced, deadline) = (self.raced, self.deadline);
         (self.raced, self.deadline) = (0, 0);
         self.fn_like(i.sig.ident.to_string(), i.span(), &i.sig, &i.block);
+        let site = self.shape_site(&i.sig, i.span(), &i.block, false);
         visit::visit_item_fn(self, i);
+        if site {
+            self.site_stack.pop();
+        }
         self.fn_stack.pop();
         self.site_stack = sites;
         (self.raced, self.deadline) = (raced, deadline);
@@ -481,7 +536,12 @@ impl<'ast> Visit<'ast> for Collector<'_> {
 
     fn visit_impl_item_fn(&mut self, i: &'ast syn::ImplItemFn) {
         self.fn_like(i.sig.ident.to_string(), i.span(), &i.sig, &i.block);
+        let policy = self.in_policy && i.sig.ident == "retry";
+        let site = self.shape_site(&i.sig, i.span(), &i.block, policy);
         visit::visit_impl_item_fn(self, i);
+        if site {
+            self.site_stack.pop();
+        }
         self.fn_stack.pop();
     }
 
@@ -898,6 +958,8 @@ struct LoopScan<'a> {
     tail_exit: Option<*const Expr>,
     err_path: bool,
     has_tick: bool,
+    /// A compare-and-swap or spin call: an in-memory retry, not a remote one.
+    local_retry: bool,
     checks_cancel: bool,
     bounding_call: bool,
     time_check: bool,
@@ -922,6 +984,7 @@ impl<'a> LoopScan<'a> {
             tail_exit: None,
             err_path: false,
             has_tick: false,
+            local_retry: false,
             checks_cancel: false,
             bounding_call: false,
             time_check: false,
@@ -1139,6 +1202,9 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
             ) {
                 self.time_check = true;
             }
+        }
+        if self.apis.retry.local_retry_calls.contains(&name) {
+            self.local_retry = true;
         }
         if self.apis.cancellation.checks.contains(&name) {
             self.checks_cancel = true;

@@ -17,6 +17,11 @@ pub mod requests;
 pub mod words;
 
 mod collect;
+mod jitter;
+mod nested;
+pub mod retry_after;
+mod shapes;
+mod status;
 
 use std::collections::BTreeSet;
 
@@ -37,6 +42,61 @@ pub struct Facts {
     pub sleeps: Vec<Sleep>,
     /// Requests and bodies the retry sites send again.
     pub requests: requests::Requests,
+    /// Sleeps that wait for as long as the server said (`Retry-After` and kin).
+    pub server_waits: Vec<ServerWait>,
+    /// Retry sites that retry every non-success status.
+    pub status_retries: Vec<StatusRetry>,
+    /// Delays between attempts with no random component.
+    pub fixed_delays: Vec<FixedDelay>,
+    /// Retry sites around a client that already retries.
+    pub nested_retries: Vec<NestedRetry>,
+}
+
+/// A retry site whose operation goes through a client that retries by itself.
+#[derive(Debug, Clone)]
+pub struct NestedRetry {
+    /// Index into [`Facts::sites`] (the outer site).
+    pub site: usize,
+    /// Where the inner retry is configured.
+    pub inner: Span,
+    /// What makes the client retry (`RetryTransientMiddleware`).
+    pub what: String,
+    /// Attempts per call of the client, when literal.
+    pub inner_attempts: Option<u64>,
+}
+
+/// A delay between attempts that every client computes the same way.
+#[derive(Debug, Clone)]
+pub struct FixedDelay {
+    /// The wait call, the backoff function's result, or the backoff builder chain.
+    pub span: Span,
+    /// The retry site of a wait call.
+    pub site: Option<usize>,
+}
+
+/// A retry site that tests only for success, so permanent statuses (400, 401, 404) go round.
+#[derive(Debug, Clone)]
+pub struct StatusRetry {
+    /// Index into [`Facts::sites`].
+    pub site: usize,
+    /// The status test (`!status.is_success()`, `status != 200`, `error_for_status()`).
+    pub test: Span,
+    /// The test is the site's success exit (`if status.is_success() { break }`): every other
+    /// status falls through to the next attempt, so the site itself is the problem.
+    pub success_exit: bool,
+}
+
+/// A sleep whose duration comes from the server (a `Retry-After` value, a backoff hint).
+#[derive(Debug, Clone)]
+pub struct ServerWait {
+    /// Index into [`Facts::sleeps`], when the wait is a known sleep (not an in-crate wrapper).
+    pub sleep: Option<usize>,
+    /// The wait call.
+    pub wait: Span,
+    /// Where the server's value becomes the wait (the binding or `match` arm), or the sleep.
+    pub origin: Span,
+    /// A `min` / `clamp`, a time-left bound or a comparison limits the value on its way.
+    pub capped: bool,
 }
 
 /// What kind of body a [`Function`] is.
@@ -95,6 +155,9 @@ pub enum SiteKind {
     Combinator(String),
     /// A function that calls itself on failure.
     Recursion,
+    /// The `retry` method of a `tower::retry::Policy` impl: it decides whether to go again and
+    /// returns the wait.
+    Policy,
 }
 
 /// The attempt cap of a site.
@@ -171,6 +234,14 @@ pub struct Sleep {
 }
 
 impl Facts {
+    /// The server-chosen wait of sleep `sleep`, when its value reaches it uncapped.
+    #[must_use]
+    pub fn uncapped_server_wait(&self, sleep: usize) -> Option<&ServerWait> {
+        self.server_waits
+            .iter()
+            .find(|w| w.sleep == Some(sleep) && !w.capped)
+    }
+
     /// The innermost function's async context: walks out through sync closures that do not run
     /// on a blocking thread, since their bodies still run on the executor.
     #[must_use]
@@ -255,6 +326,10 @@ impl Sleep {
 pub fn analyze(file: &syn::File, src: &SourceFile, apis: &Apis) -> Facts {
     let mut facts = collect::run(file, src, apis);
     facts.requests = requests::run(file, src, apis, &facts);
+    facts.server_waits = retry_after::run(file, src, &facts);
+    facts.status_retries = status::run(file, src, &facts);
+    facts.fixed_delays = jitter::run(file, src, &facts);
+    facts.nested_retries = nested::run(file, src, &facts, apis);
     facts
 }
 

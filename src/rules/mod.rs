@@ -70,6 +70,10 @@ registry! {
     blocking_sleep_in_async,
     body_reused_across_attempts,
     non_idempotent_retry_without_key,
+    retry_after_uncapped,
+    retry_non_transient_status,
+    nested_retry,
+    backoff_without_jitter,
     unused_suppression,
     suppression_without_reason,
 }

@@ -35,6 +35,10 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
                 format!("`{name}` retries with a strategy that has no attempt cap and no deadline"),
                 "this strategy never gives up",
             ),
+            SiteKind::Recursion => (
+                "recursive retry has no attempt cap and no deadline".to_string(),
+                "calls itself again after every failure, forever",
+            ),
             _ => (
                 "retry loop has no attempt cap and no deadline".to_string(),
                 "goes round again after every failure, forever",

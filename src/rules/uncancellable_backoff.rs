@@ -25,7 +25,11 @@ const RACE_HELP: &str = "race the wait: `tokio::select! { _ = token.cancelled() 
 fn check(cx: &Context) -> Vec<Diagnostic> {
     let facts = cx.facts;
     let mut out = Vec::new();
-    for sleep in &facts.sleeps {
+    for (idx, sleep) in facts.sleeps.iter().enumerate() {
+        // `retry-after-uncapped` owns a wait the server chose and nothing caps.
+        if facts.uncapped_server_wait(idx).is_some() {
+            continue;
+        }
         let Some(site_idx) = sleep.site else {
             // Not between attempts: a pacing or periodic sleep is not a backoff.
             continue;

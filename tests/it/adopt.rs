@@ -181,6 +181,7 @@ ignore = ["blocking-sleep-in-async"]                                   # command
 exclude = ["vendor"]                                                   # [DIR]/timeoutlint.toml
 rules.unbounded-retry = "error"                                        # [DIR]/timeoutlint.toml
 rules.blocking-sleep-in-async = "off"                                  # command line (--select/--ignore)
+rules.backoff-without-jitter = "warning"                               # [DIR]/timeoutlint.toml
 rules.suppression-without-reason = "warning"                           # [DIR]/timeoutlint.toml
 per-file-ignores."tests/**" = ["unbounded-retry"]                      # [DIR]/timeoutlint.toml
 apis.retry.calls += [{ path = "acme::with_retries", strategy = 0 }]    # [DIR]/timeoutlint.toml

@@ -218,14 +218,26 @@ fn prefilter_is_exact_on_the_dependency_corpus() {
         args.extend(dirs.iter().map(String::as_str));
         let o = run(root, &args);
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        v["diagnostics"].clone()
+        let errors: Vec<String> = v["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|e| e["path"].as_str().map(str::to_string))
+            .collect();
+        (v["diagnostics"].as_array().unwrap().clone(), errors)
     };
-    let on = findings(&[]);
-    let off = findings(&["--no-prefilter"]);
+    let (on, _) = findings(&[]);
+    let (off, unparsable) = findings(&["--no-prefilter"]);
+    // A file syn rejects as a whole has no findings in a full parse; with masking the rejected
+    // item may be blanked out and the rest linted: more, not different.
+    let on: Vec<_> = on
+        .into_iter()
+        .filter(|d| !unparsable.iter().any(|p| d["path"].as_str() == Some(p)))
+        .collect();
     assert_eq!(on, off);
     eprintln!(
         "prefilter exact over {} crates: {} findings",
         dirs.len(),
-        on.as_array().unwrap().len()
+        off.len()
     );
 }

@@ -9,4 +9,5 @@ mod catalogue;
 mod cli;
 mod emit;
 mod fixtures;
+mod precedence;
 mod support;

@@ -1,0 +1,484 @@
+//! Server-chosen waits: which sleeps wait for as long as the server said (a `Retry-After`
+//! header, the `RETRY_AFTER` constant, a `retry_after` field or parameter, a backoff "hint" taken
+//! from an error body), and whether anything caps that value on its way to the sleep.
+//!
+//! The flow is followed inside one function body only, through `let`, `if let` / `while let`,
+//! assignments and `match` arms: a value is server-chosen when the expression it was bound from
+//! mentions a server-delay source or another server-chosen value. A cap is a `min` / `clamp` call
+//! or a time-left word in that chain, or an ordering comparison against the value anywhere in the
+//! body (`if retry_after < 120 { .. }`). `max(retry_after, policy_delay)` is not a cap.
+//!
+//! Deliberately absent: flows through struct fields set in one method and slept in another, and
+//! through function return values (a helper that parses the header and returns the delay is
+//! followed only when its caller names the value like a server delay). What cannot be followed
+//! gives no finding.
+
+use std::collections::{HashMap, HashSet};
+
+use syn::spanned::Spanned;
+use syn::visit::{self, Visit};
+use syn::{Expr, Pat};
+
+use super::words::split_ident;
+use super::{span_of, Facts, ServerWait};
+use crate::source::{SourceFile, Span};
+
+/// Lowercase spellings of the header / field / constant; a string literal or an identifier that
+/// contains one of them is a server-chosen delay. The rule's prefilter triggers are these same
+/// strings plus [`HINT`], which keeps the prefilter exact.
+pub const SOURCES: &[&str] = &["retry_after", "retry-after", "retryafter"];
+/// An identifier word for a delay suggested by the server in an error body (`backoff_hint`).
+pub const HINT: &str = "hint";
+/// Words that, next to [`HINT`], make the hint a delay (not a type or completion hint).
+const HINT_DELAY_WORDS: &[&str] = &["backoff", "retry", "delay", "wait", "throttle"];
+/// Function or method names of a wait that is not in `rules/apis.toml` (an in-crate wrapper
+/// around the runtime's sleep): only a server-chosen duration makes them count, so the name is
+/// enough.
+const WAIT_NAMES: &[&str] = &["sleep", "sleep_for", "delay_for"];
+/// Calls that bound a value from above.
+const CAP_CALLS: &[&str] = &["min", "clamp", "min_by", "min_by_key"];
+/// Identifier words that bound a wait by the time left or a configured ceiling.
+const CAP_WORDS: &[&str] = &["remaining", "deadline", "left", "budget", "cap", "capped"];
+
+/// Find every sleep whose duration is server-chosen.
+pub(super) fn run(file: &syn::File, src: &SourceFile, facts: &Facts) -> Vec<ServerWait> {
+    let sleeps: HashMap<usize, usize> = facts
+        .sleeps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.span.start, i))
+        .collect();
+    let mut v = Bodies {
+        src,
+        sleeps: &sleeps,
+        out: Vec::new(),
+    };
+    v.visit_file(file);
+    v.out
+}
+
+/// Visits each function body once, as a whole.
+struct Bodies<'a> {
+    src: &'a SourceFile,
+    sleeps: &'a HashMap<usize, usize>,
+    out: Vec<ServerWait>,
+}
+
+impl Bodies<'_> {
+    fn body(&mut self, sig: &syn::Signature, block: &syn::Block) {
+        let mut flow = Flow::default();
+        for input in &sig.inputs {
+            if let syn::FnArg::Typed(pt) = input {
+                flow.params.extend(pat_idents(&pt.pat));
+            }
+        }
+        flow.visit_block(block);
+        for (sleep, wait, origin, capped) in flow.resolve(self.src, self.sleeps) {
+            self.out.push(ServerWait {
+                sleep,
+                wait,
+                origin,
+                capped,
+            });
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for Bodies<'_> {
+    fn visit_item_fn(&mut self, i: &'ast syn::ItemFn) {
+        self.body(&i.sig, &i.block);
+        visit::visit_item_fn(self, i);
+    }
+
+    fn visit_impl_item_fn(&mut self, i: &'ast syn::ImplItemFn) {
+        self.body(&i.sig, &i.block);
+        visit::visit_impl_item_fn(self, i);
+    }
+
+    fn visit_trait_item_fn(&mut self, i: &'ast syn::TraitItemFn) {
+        if let Some(b) = &i.default {
+            self.body(&i.sig, b);
+        }
+        visit::visit_trait_item_fn(self, i);
+    }
+}
+
+/// One binding step: `names` were bound from `value`; `origin` is where the value is chosen.
+struct Step<'a> {
+    names: Vec<String>,
+    value: &'a Expr,
+    origin: proc_macro2::Span,
+}
+
+#[derive(Default)]
+struct Flow<'a> {
+    params: Vec<String>,
+    steps: Vec<Step<'a>>,
+    /// Both sides of every ordering comparison (`<`, `<=`, `>`, `>=`).
+    orderings: Vec<(&'a Expr, &'a Expr)>,
+    /// Every call in the body (nested items excluded): its span, first argument, and whether it
+    /// is named like a wait (an in-crate `sleep` wrapper, `runtime.sleep(d)`).
+    sleeps: Vec<(proc_macro2::Span, Option<&'a Expr>, bool)>,
+}
+
+impl Flow<'_> {
+    /// Waits with a server-chosen duration: (known sleep index, wait call, origin, capped).
+    fn resolve(
+        &self,
+        src: &SourceFile,
+        sleep_index: &HashMap<usize, usize>,
+    ) -> Vec<(Option<usize>, Span, Span, bool)> {
+        let mut tainted: HashMap<String, (Option<Span>, bool)> = HashMap::new();
+        for p in &self.params {
+            if is_source_ident(p) {
+                tainted.insert(p.clone(), (None, false));
+            }
+        }
+        self.propagate(src, &mut tainted);
+        // A name compared with a bound somewhere in the body is capped, and so is every name
+        // bound from it: propagate once more.
+        let compared: HashSet<String> = tainted
+            .keys()
+            .filter(|n| {
+                self.orderings.iter().any(|(l, r)| {
+                    (mentions(l, n) && !is_zero(r)) || (mentions(r, n) && !is_zero(l))
+                })
+            })
+            .cloned()
+            .collect();
+        for n in &compared {
+            if let Some(t) = tainted.get_mut(n) {
+                t.1 = true;
+            }
+        }
+        self.propagate(src, &mut tainted);
+        let mut out = Vec::new();
+        for (span, duration, named) in &self.sleeps {
+            let wait = span_of(src, *span);
+            let idx = sleep_index.get(&wait.start).copied();
+            let Some(d) = duration.filter(|_| idx.is_some() || *named) else {
+                continue;
+            };
+            let Some((origin, capped)) = Self::taint_of(d, &tainted) else {
+                continue;
+            };
+            let names = idents(d);
+            let compared = names.iter().any(|n| compared.contains(n));
+            let origin = origin.unwrap_or_else(|| span_of(src, *span));
+            out.push((idx, wait, origin, capped || compared || caps(d)));
+        }
+        out
+    }
+
+    /// Fixpoint over the steps: a name is tainted once any value it was bound from is, and
+    /// capped once any binding of it is.
+    fn propagate(&self, src: &SourceFile, tainted: &mut HashMap<String, (Option<Span>, bool)>) {
+        loop {
+            let mut changed = false;
+            for step in &self.steps {
+                let Some(from) = Self::taint_of(step.value, tainted) else {
+                    continue;
+                };
+                let capped = from.1 || caps(step.value);
+                for n in &step.names {
+                    let origin = from.0.unwrap_or_else(|| span_of(src, step.origin));
+                    let entry = tainted.entry(n.clone());
+                    match entry {
+                        std::collections::hash_map::Entry::Vacant(e) => {
+                            e.insert((Some(origin), capped));
+                            changed = true;
+                        }
+                        std::collections::hash_map::Entry::Occupied(mut e) => {
+                            // A reassignment through a cap caps the name from then on.
+                            if capped && !e.get().1 {
+                                e.get_mut().1 = true;
+                                changed = true;
+                            }
+                        }
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+    }
+
+    /// Is `e` server-chosen: it names a source directly, or a tainted name, on a path that
+    /// carries the value (not as the argument of a function that may cap it)?
+    fn taint_of(
+        e: &Expr,
+        tainted: &HashMap<String, (Option<Span>, bool)>,
+    ) -> Option<(Option<Span>, bool)> {
+        let mut v = Carry {
+            tainted,
+            found: None,
+        };
+        v.visit_expr(e);
+        v.found
+    }
+}
+
+/// Walks the parts of an expression whose value flows into the expression's value.
+struct Carry<'t> {
+    tainted: &'t HashMap<String, (Option<Span>, bool)>,
+    found: Option<(Option<Span>, bool)>,
+}
+
+impl Carry<'_> {
+    fn ident(&mut self, name: &str) {
+        if self.found.is_some() {
+            return;
+        }
+        if let Some(t) = self.tainted.get(name) {
+            self.found = Some(*t);
+        } else if is_source_ident(name) {
+            // No origin yet: the step or sleep that reads the source is where it is chosen.
+            self.found = Some((None, false));
+        }
+    }
+
+    /// A header lookup by name (`header_as_u64(headers, "retry-after")`) reads a source.
+    fn source_string_arg<'e>(&mut self, args: impl Iterator<Item = &'e Expr>) {
+        for a in args {
+            if let Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) = a
+            {
+                let v = s.value().to_ascii_lowercase();
+                if self.found.is_none() && SOURCES.iter().any(|w| v.contains(w)) {
+                    self.found = Some((None, false));
+                }
+            } else if let Expr::Path(p) = a {
+                // A header-name constant (`RETRY_AFTER`).
+                if let Some(seg) = p.path.segments.last() {
+                    if is_source_ident(&seg.ident.to_string()) {
+                        self.ident(&seg.ident.to_string());
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for Carry<'_> {
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+
+    fn visit_ident(&mut self, i: &'ast proc_macro2::Ident) {
+        self.ident(&i.to_string());
+    }
+
+    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+        self.source_string_arg(c.args.iter());
+        let carries = match &*c.func {
+            Expr::Path(p) => {
+                let segs: Vec<String> = p
+                    .path
+                    .segments
+                    .iter()
+                    .map(|s| s.ident.to_string())
+                    .collect();
+                let last = segs.last().map(String::as_str).unwrap_or_default();
+                let type_assoc = segs.len() >= 2
+                    && segs[segs.len() - 2].starts_with(|c: char| c.is_ascii_uppercase());
+                let ctor = segs.len() == 1 && last.starts_with(|c: char| c.is_ascii_uppercase());
+                type_assoc || ctor || PASS_CALLS.contains(&last)
+            }
+            _ => false,
+        };
+        if carries {
+            for a in &c.args {
+                self.visit_expr(a);
+            }
+        }
+    }
+
+    fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        let name = m.method.to_string();
+        self.ident(&name);
+        self.visit_expr(&m.receiver);
+        if name == "get" || name == "get_all" {
+            self.source_string_arg(m.args.iter());
+        }
+        if PASS_CALLS.contains(&name.as_str()) {
+            for a in &m.args {
+                self.visit_expr(a);
+            }
+        }
+    }
+
+    fn visit_macro(&mut self, _: &'ast syn::Macro) {}
+}
+
+/// Calls whose result carries their arguments' value (a fallback, the larger of two, a sum).
+const PASS_CALLS: &[&str] = &[
+    "max",
+    "unwrap_or",
+    "unwrap_or_else",
+    "or",
+    "or_else",
+    "map_or",
+    "map_or_else",
+    "saturating_add",
+    "checked_add",
+    "add",
+    "mul",
+    "saturating_mul",
+    "from",
+    "into",
+];
+
+impl<'ast> Visit<'ast> for Flow<'ast> {
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+
+    fn visit_local(&mut self, l: &'ast syn::Local) {
+        if let Some(init) = &l.init {
+            self.steps.push(Step {
+                names: pat_idents(&l.pat),
+                value: &init.expr,
+                origin: origin_of(&init.expr).unwrap_or_else(|| l.span()),
+            });
+        }
+        visit::visit_local(self, l);
+    }
+
+    fn visit_expr(&mut self, e: &'ast Expr) {
+        match e {
+            Expr::Let(l) => self.steps.push(Step {
+                names: pat_idents(&l.pat),
+                value: &l.expr,
+                origin: l.span(),
+            }),
+            Expr::Assign(a) => self.steps.push(Step {
+                names: idents(&a.left).into_iter().take(1).collect(),
+                value: &a.right,
+                origin: a.span(),
+            }),
+            Expr::Match(m) => {
+                for arm in &m.arms {
+                    self.steps.push(Step {
+                        names: pat_idents(&arm.pat),
+                        value: &m.expr,
+                        origin: arm.span(),
+                    });
+                }
+            }
+            Expr::Binary(b) => {
+                use syn::BinOp::{Ge, Gt, Le, Lt};
+                if matches!(b.op, Lt(_) | Le(_) | Gt(_) | Ge(_)) {
+                    self.orderings.push((&b.left, &b.right));
+                }
+            }
+            Expr::Call(c) => {
+                let named = matches!(&*c.func, Expr::Path(p)
+                    if p.path.segments.last().is_some_and(|s| WAIT_NAMES.contains(&s.ident.to_string().as_str())));
+                self.sleeps.push((c.span(), c.args.first(), named));
+            }
+            Expr::MethodCall(m) => {
+                let named = WAIT_NAMES.contains(&m.method.to_string().as_str());
+                if named {
+                    self.sleeps.push((m.span(), m.args.first(), true));
+                }
+            }
+            _ => {}
+        }
+        visit::visit_expr(self, e);
+    }
+}
+
+/// For a binding from a `match` over a server delay, the arm that passes a matched value on is
+/// where the delay is chosen (`(Some(secs), _) => Some(secs)`), not the `let` that names it.
+fn origin_of(init: &Expr) -> Option<proc_macro2::Span> {
+    let mut e = init;
+    while let Expr::Try(t) = e {
+        e = &t.expr;
+    }
+    let Expr::Match(m) = e else {
+        return None;
+    };
+    m.arms.iter().find_map(|arm| {
+        let bound = pat_idents(&arm.pat);
+        let used = idents(&arm.body);
+        bound.iter().any(|b| used.contains(b)).then(|| arm.span())
+    })
+}
+
+fn is_source_ident(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    if SOURCES.iter().any(|s| lower.contains(s)) {
+        return true;
+    }
+    let mut words = std::collections::BTreeSet::new();
+    split_ident(name, &mut words);
+    words.contains(HINT) && HINT_DELAY_WORDS.iter().any(|w| words.contains(*w))
+}
+
+/// A cap call or a time-left word anywhere in `e`.
+fn caps(e: &Expr) -> bool {
+    struct V(bool);
+    impl<'ast> Visit<'ast> for V {
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            self.0 |= CAP_CALLS.contains(&m.method.to_string().as_str());
+            visit::visit_expr_method_call(self, m);
+        }
+        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+            if let Expr::Path(p) = &*c.func {
+                self.0 |= p
+                    .path
+                    .segments
+                    .last()
+                    .is_some_and(|s| CAP_CALLS.contains(&s.ident.to_string().as_str()));
+            }
+            visit::visit_expr_call(self, c);
+        }
+        fn visit_ident(&mut self, i: &'ast proc_macro2::Ident) {
+            let mut w = std::collections::BTreeSet::new();
+            split_ident(&i.to_string(), &mut w);
+            self.0 |= w.iter().any(|w| CAP_WORDS.contains(&w.as_str()));
+        }
+    }
+    let mut v = V(false);
+    v.visit_expr(e);
+    v.0
+}
+
+fn mentions(e: &Expr, name: &str) -> bool {
+    idents(e).iter().any(|n| n == name)
+}
+
+fn is_zero(e: &Expr) -> bool {
+    let t = quote::ToTokens::to_token_stream(e)
+        .to_string()
+        .replace(' ', "");
+    t == "0" || t.ends_with("ZERO") || t.ends_with("(0)")
+}
+
+/// Whole identifiers (not split) in `e`, including those inside macro bodies.
+fn idents<T: quote::ToTokens>(e: &T) -> Vec<String> {
+    fn walk(ts: proc_macro2::TokenStream, out: &mut Vec<String>) {
+        for tt in ts {
+            match tt {
+                proc_macro2::TokenTree::Ident(i) => out.push(i.to_string()),
+                proc_macro2::TokenTree::Group(g) => walk(g.stream(), out),
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(e.to_token_stream(), &mut out);
+    out
+}
+
+fn pat_idents(p: &Pat) -> Vec<String> {
+    struct V(Vec<String>);
+    impl<'ast> Visit<'ast> for V {
+        fn visit_pat_ident(&mut self, i: &'ast syn::PatIdent) {
+            self.0.push(i.ident.to_string());
+            visit::visit_pat_ident(self, i);
+        }
+    }
+    let mut v = V(Vec::new());
+    v.visit_pat(p);
+    v.0
+}

@@ -1,0 +1,166 @@
+//! Retry sites that are not loops or combinator calls: a `tower::retry::Policy` impl (its
+//! `retry` method decides whether to go again, the future it returns is the wait) and a function
+//! that calls itself again after a failure (recursive retry).
+//!
+//! Only the decision is read here: whether the shape is a retry site and what bounds it. The
+//! walk in `collect` turns the answer into a [`RetrySite`](super::RetrySite), so sleeps, status
+//! tests and Retry-After waits inside the method are seen by every rule like those in a loop.
+//! Deliberately absent: `clone_request` (body replay belongs to the body rules) and mutual
+//! recursion through a second function.
+
+use syn::spanned::Spanned;
+use syn::visit::{self, Visit};
+use syn::{Expr, Pat};
+
+use super::words::ident_words_of;
+use super::Cap;
+
+/// Trait names whose `retry` method is a retry decision (tower's and tower-like `Policy`).
+const POLICY_TRAITS: &[&str] = &["Policy"];
+/// Identifier words of a counter that bounds attempts.
+const COUNTER_WORDS: &[&str] = &[
+    "attempt",
+    "attempts",
+    "retry",
+    "retries",
+    "tries",
+    "remaining",
+    "left",
+    "max",
+    "budget",
+    "n",
+    "count",
+];
+
+/// Is `i` an impl of a retry policy trait? (`impl<..> Policy<Req, Res, E> for T`)
+#[must_use]
+pub(super) fn is_policy_impl(i: &syn::ItemImpl) -> bool {
+    i.trait_.as_ref().is_some_and(|(_, path, _)| {
+        path.segments
+            .last()
+            .is_some_and(|s| POLICY_TRAITS.contains(&s.ident.to_string().as_str()))
+    }) && i
+        .items
+        .iter()
+        .any(|it| matches!(it, syn::ImplItem::Fn(f) if f.sig.ident == "retry"))
+}
+
+/// The attempt cap of a policy's `retry` method: a counter compared or counted down in it.
+#[must_use]
+pub(super) fn policy_cap(body: &syn::Block) -> Cap {
+    let mut v = Counter::default();
+    v.visit_block(body);
+    if v.counted {
+        Cap::Symbolic
+    } else {
+        // A budget or an attempt count kept elsewhere (`self.budget.withdraw()`): no guess.
+        Cap::Unknown
+    }
+}
+
+/// A function that calls itself after a failure: the cap and the (first) recursive call when it
+/// is a recursive retry. Symbolic when an argument counts attempts (`f(n - 1)`,
+/// `f(attempt + 1)`), None otherwise.
+#[must_use]
+pub(super) fn recursion(name: &str, body: &syn::Block) -> Option<(Cap, proc_macro2::Span)> {
+    let mut v = SelfCall {
+        name,
+        failure: 0,
+        found: None,
+    };
+    v.visit_block(body);
+    v.found
+}
+
+#[derive(Default)]
+struct Counter {
+    counted: bool,
+}
+
+impl<'ast> Visit<'ast> for Counter {
+    fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+        use syn::BinOp::{Ge, Gt, Le, Lt, SubAssign};
+        if matches!(b.op, Lt(_) | Le(_) | Gt(_) | Ge(_) | SubAssign(_)) {
+            let w = ident_words_of(b);
+            self.counted |= w.iter().any(|w| COUNTER_WORDS.contains(&w.as_str()));
+        }
+        visit::visit_expr_binary(self, b);
+    }
+}
+
+struct SelfCall<'n> {
+    name: &'n str,
+    /// Depth of failure branches (`Err(..)` arms, `if let Err`, `.or_else(..)` closures).
+    failure: usize,
+    found: Option<(Cap, proc_macro2::Span)>,
+}
+
+impl SelfCall<'_> {
+    fn call(
+        &mut self,
+        at: proc_macro2::Span,
+        args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>,
+    ) {
+        if self.failure == 0 {
+            return;
+        }
+        let counted = args.iter().any(|a| {
+            matches!(a, Expr::Binary(b) if matches!(b.op, syn::BinOp::Sub(_) | syn::BinOp::Add(_)))
+        });
+        let cap = if counted { Cap::Symbolic } else { Cap::None };
+        // One counted call bounds the recursion; otherwise point at the first call.
+        match &self.found {
+            Some((Cap::Symbolic, _)) => {}
+            Some(_) if cap != Cap::Symbolic => {}
+            _ => self.found = Some((cap, at)),
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for SelfCall<'_> {
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+
+    fn visit_arm(&mut self, a: &'ast syn::Arm) {
+        let err = is_err_pat(&a.pat);
+        self.failure += usize::from(err);
+        visit::visit_arm(self, a);
+        self.failure -= usize::from(err);
+    }
+
+    fn visit_expr_if(&mut self, i: &'ast syn::ExprIf) {
+        let err = matches!(&*i.cond, Expr::Let(l) if is_err_pat(&l.pat))
+            || ident_words_of(&*i.cond).contains("is_err")
+            || ident_words_of(&*i.cond).contains("err");
+        self.visit_expr(&i.cond);
+        self.failure += usize::from(err);
+        self.visit_block(&i.then_branch);
+        self.failure -= usize::from(err);
+        if let Some((_, e)) = &i.else_branch {
+            self.visit_expr(e);
+        }
+    }
+
+    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+        if matches!(&*c.func, Expr::Path(p) if p.path.is_ident(self.name)) {
+            self.call(c.func.span(), &c.args);
+        }
+        visit::visit_expr_call(self, c);
+    }
+
+    fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        if m.method == self.name && matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"))
+        {
+            self.call(m.method.span(), &m.args);
+        }
+        visit::visit_expr_method_call(self, m);
+    }
+}
+
+fn is_err_pat(p: &Pat) -> bool {
+    match p {
+        Pat::TupleStruct(t) => t.path.segments.last().is_some_and(|s| s.ident == "Err"),
+        Pat::Or(o) => o.cases.iter().any(is_err_pat),
+        Pat::Ident(i) => i.subpat.as_ref().is_some_and(|(_, p)| is_err_pat(p)),
+        _ => false,
+    }
+}

@@ -1,0 +1,42 @@
+//! `backoff-without-jitter` (pedantic): a delay between attempts with no random component, so
+//! clients that failed together retry together.
+//!
+//! Reports what `analysis::jitter` finds: waits at retry sites computed in sight with nothing
+//! random, backoff functions computing `2^n`, backon builders without `.with_jitter()`. Off by
+//! default: a single client retrying a private dependency does not stampede anything.
+
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::rules::{Context, Rule};
+
+pub(crate) static RULE: Rule = Rule {
+    name: "backoff-without-jitter",
+    summary: "computed backoff delay with no random component",
+    doc: include_str!("../../rules/backoff-without-jitter.md"),
+    default_enabled: false,
+    default_severity: Severity::Warning,
+    fixable: false,
+    // Sites, backoff functions and builders all carry words the analysis' triggers cover.
+    triggers: &["@retry-sites"],
+    check,
+};
+
+fn check(cx: &Context) -> Vec<Diagnostic> {
+    cx.facts
+        .fixed_delays
+        .iter()
+        .map(|f| {
+            let mut d = Diagnostic::new(
+                &RULE,
+                f.span,
+                "backoff delay has no random component",
+            )
+            .label("every client waits exactly this long")
+            .note("after a shared outage all clients retry on the same schedule and hit the recovering service in waves")
+            .help("add full jitter: `Backoff::exponential(base, max).jitter(Jitter::Full)` with `timeoutlint_retry`, `.with_jitter()` on a backon builder, or `rand::random_range(0..=delay)`");
+            if let Some(s) = f.site {
+                d = d.related(cx.facts.sites[s].anchor, "retry site");
+            }
+            d
+        })
+        .collect()
+}

@@ -1,0 +1,55 @@
+//! `retry-non-transient-status`: a retry site that retries every non-success status, so 400,
+//! 401, 403, 404 and 422 are sent again although no retry can change the answer.
+//!
+//! Asks the facts (`analysis::status`) for sites whose only status test is "success or not".
+//! Points at the status test, or at the site when the test is its success exit (every other
+//! status falls through to the next attempt). Deliberately absent: sites that retry every error
+//! with no status test in sight: whether that error was classified is not visible here.
+
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::rules::{Context, Rule};
+
+pub(crate) static RULE: Rule = Rule {
+    name: "retry-non-transient-status",
+    summary: "retry site that retries every non-success status, 4xx included",
+    doc: include_str!("../../rules/retry-non-transient-status.md"),
+    default_enabled: true,
+    default_severity: Severity::Warning,
+    fixable: false,
+    // Every site needs retry evidence, which the analysis' trigger words already cover.
+    triggers: &["@retry-sites"],
+    check,
+};
+
+const HELP: &str = "retry only transient statuses: `match status.as_u16() { 408 | 429 | 500..=599 => retry, _ => return Err(..) }`, or classify with `timeoutlint_retry::Outcome::for_http_status(status, retry_after)` (4xx other than 408/429 is Permanent)";
+
+fn check(cx: &Context) -> Vec<Diagnostic> {
+    let facts = cx.facts;
+    facts
+        .status_retries
+        .iter()
+        .map(|s| {
+            let site = &facts.sites[s.site];
+            if s.success_exit {
+                Diagnostic::new(
+                    &RULE,
+                    site.anchor,
+                    "retry site leaves only on success, so every non-success status is retried",
+                )
+                .label("400, 401, 403, 404 and 422 go round again here")
+                .related(s.test, "the only status test")
+                .help(HELP)
+            } else {
+                Diagnostic::new(
+                    &RULE,
+                    s.test,
+                    "every non-success status is retried, 4xx included",
+                )
+                .label("400, 401, 403, 404 and 422 are retried like 503")
+                .related(site.anchor, "retry site")
+                .note("a client error gets the same answer on every attempt: the retries only add load and delay the failure")
+                .help(HELP)
+            }
+        })
+        .collect()
+}
