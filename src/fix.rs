@@ -28,12 +28,12 @@ impl Level {
     /// Whether a fix of `applicability` is applied at this level.
     #[must_use]
     pub fn allows(self, applicability: Applicability) -> bool {
-        match (self, applicability) {
-            (_, Applicability::MachineApplicable) => true,
-            (Level::Unsafe | Level::All, Applicability::MaybeIncorrect) => true,
-            (Level::All, Applicability::HasPlaceholders) => true,
-            _ => false,
-        }
+        matches!(
+            (self, applicability),
+            (_, Applicability::MachineApplicable)
+                | (Level::Unsafe | Level::All, Applicability::MaybeIncorrect)
+                | (Level::All, Applicability::HasPlaceholders)
+        )
     }
 }
 
@@ -41,7 +41,7 @@ impl Level {
 /// one (whole fixes: a half-applied fix is worse than none). Earlier means first in the file;
 /// the skipped ones are found again in the next round.
 #[must_use]
-pub fn select<'a>(diags: &'a [Diagnostic], level: Level) -> Vec<&'a Fix> {
+pub fn select(diags: &[Diagnostic], level: Level) -> Vec<&Fix> {
     let mut fixes: Vec<&Fix> = diags
         .iter()
         .filter_map(|d| d.fix.as_ref())

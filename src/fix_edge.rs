@@ -56,6 +56,8 @@ pub enum Outcome {
 }
 
 /// Compute every file's fixes and print them as a diff or write them.
+// This module is part of the IO edge (lib.rs invariant 1): it writes the fixed files.
+#[allow(clippy::disallowed_methods)]
 pub fn run(
     args: &FixArgs,
     report: &Report,

@@ -199,27 +199,25 @@ fn deadline_var(cx: &Context, function: Option<usize>) -> Option<(String, Option
     None
 }
 
-/// `deadline: Instant` (or `&tokio::time::Instant`) among the parameters of the item whose text
-/// starts `text`.
+/// `deadline: Instant` (or `&tokio::time::Instant`) among the parameters of the function or
+/// method whose whole text (attributes and doc comments included) is `text`.
 fn deadline_param(text: &str) -> Option<(String, Option<String>)> {
-    let header = &text[..text.find('{')?];
-    let open = header.find('(')? + 1;
-    // The matching parenthesis: the return type may hold more (`Result<(), E>`).
-    let mut depth = 1;
-    let close = header[open..].char_indices().find_map(|(i, c)| {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            _ => {}
-        }
-        (depth == 0).then_some(open + i)
-    })?;
-    let params = &header[open..close];
-    params.split(',').find_map(|p| {
-        let (name, ty) = p.split_once(':')?;
-        let (name, ty) = (name.trim(), ty.trim().trim_start_matches('&').trim());
-        (name.contains("deadline") && ty.ends_with("Instant") && !name.contains(' '))
-            .then(|| (name.to_string(), Some(ty.to_string())))
+    use quote::ToTokens;
+    let sig = syn::parse_str::<syn::ItemFn>(text)
+        .map(|f| f.sig)
+        .or_else(|_| syn::parse_str::<syn::ImplItemFn>(text).map(|f| f.sig))
+        .ok()?;
+    sig.inputs.iter().find_map(|input| {
+        let syn::FnArg::Typed(pt) = input else {
+            return None;
+        };
+        let syn::Pat::Ident(id) = &*pt.pat else {
+            return None;
+        };
+        let name = id.ident.to_string();
+        let ty = pt.ty.to_token_stream().to_string().replace(' ', "");
+        let ty = ty.trim_start_matches('&').to_string();
+        (name.contains("deadline") && ty.ends_with("Instant")).then_some((name, Some(ty)))
     })
 }
 

@@ -47,9 +47,9 @@ fn fixture_snapshots() {
             let fixed = rule.fixable.then(|| fixed_text(&text, &diags));
             out.push_str(&human(src, diags, &[rule]));
             if let Some(fixed) = fixed {
-                out.push_str(&format!(
-                    "\n----- {rel} with every fix of this rule applied -----\n"
-                ));
+                out.push_str("\n----- ");
+                out.push_str(&rel);
+                out.push_str(" with every fix of this rule applied -----\n");
                 out.push_str(&fixed);
             }
         }
@@ -75,12 +75,12 @@ fn fixes_parse_and_clear_their_findings() {
     use timeoutlint::fix::{parses, select, Level};
     let mut failures = Vec::new();
     for rule in ALL.iter().filter(|r| r.fixable) {
-        let mut fixes = 0;
+        let mut total = 0;
         for path in fixture_files(rule) {
             let text = std::fs::read_to_string(&path).unwrap();
             let (_, before) = lint_rule("f.rs", &text, rule);
             let applied = select(&before, Level::All).len();
-            fixes += applied;
+            total += applied;
             let fixed = fixed_text(&text, &before);
             if !parses(&fixed) {
                 failures.push(format!("{}: fixed text does not parse", path.display()));
@@ -97,7 +97,7 @@ fn fixes_parse_and_clear_their_findings() {
                 ));
             }
         }
-        if fixes == 0 {
+        if total == 0 {
             failures.push(format!(
                 "{}: fixable, but no fixture finding has a fix",
                 rule.name

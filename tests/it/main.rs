@@ -8,5 +8,6 @@ mod adopt;
 mod catalogue;
 mod cli;
 mod emit;
+mod fixes;
 mod fixtures;
 mod support;
