@@ -145,17 +145,14 @@ fn cargo_check(dir: &Path, target: &Path) -> Output {
     }
 }
 
-/// Item 4 of the issue: the fixes compile. `tests/fix-proof` holds one instance of each problem
-/// `--fix --unsafe-fixes` fixes and compiles as it is; a copy is fixed, compiled and linted again.
-/// Its build directory is shared under the test target dir, so only the first run is slow.
-#[test]
-fn fixed_proof_crate_compiles_and_lints_clean() {
+/// The copy of `tests/fix-proof` in `tmp`, its manifest pointing at this checkout's runtime, and
+/// the shared build directory.
+fn proof_crate(tmp: &Path) -> (PathBuf, PathBuf) {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map_or_else(|| root.join("target"), PathBuf::from)
         .join("fix-proof");
-    let tmp = tempfile::tempdir().unwrap();
-    let krate = tmp.path().join("fix-proof");
+    let krate = tmp.join("fix-proof");
     copy_dir(&root.join("tests/fix-proof"), &krate);
     let manifest = std::fs::read_to_string(krate.join("Cargo.toml")).unwrap();
     let runtime = root.join("runtime").to_string_lossy().replace('\\', "/");
@@ -164,6 +161,68 @@ fn fixed_proof_crate_compiles_and_lints_clean() {
         manifest.replace("\"../../runtime\"", &format!("\"{runtime}\"")),
     )
     .unwrap();
+    (krate, target)
+}
+
+/// The code blocks under `## Use instead` in a rule doc.
+fn use_instead_blocks(doc: &str) -> Vec<String> {
+    let Some(start) = doc.find("\n## Use instead\n") else {
+        return Vec::new();
+    };
+    let section = &doc[start + 1..];
+    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |i| i + 3)];
+    let mut out = Vec::new();
+    let mut rest = section;
+    while let Some(open) = rest.find("```rust\n") {
+        let body = &rest[open + 8..];
+        let Some(close) = body.find("```") else { break };
+        out.push(body[..close].to_string());
+        rest = &body[close + 3..];
+    }
+    out
+}
+
+/// Every `Use instead` block of every rule doc compiles against the runtime crate, tokio and
+/// tokio-util (each in its own module of the proof crate, with the stand-ins of
+/// `tests/fix-proof/doc-stubs.rs`).
+#[test]
+fn rule_docs_use_instead_blocks_compile() {
+    use std::fmt::Write as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let (krate, target) = proof_crate(tmp.path());
+    let mut lib = String::from("#![allow(dead_code, unused)]\npub mod stubs {\n");
+    lib.push_str(&std::fs::read_to_string(krate.join("doc-stubs.rs")).unwrap());
+    lib.push_str("}\n");
+    let mut blocks = 0;
+    for rule in timeoutlint::rules::ALL {
+        for (i, block) in use_instead_blocks(rule.doc).iter().enumerate() {
+            blocks += 1;
+            let _ = writeln!(
+                lib,
+                "// rules/{}.md, Use instead block {}\nmod {}_{i} {{\nuse crate::stubs::*;\n{block}}}",
+                rule.name,
+                i + 1,
+                rule.snake_name()
+            );
+        }
+    }
+    assert!(blocks >= timeoutlint::rules::ALL.len(), "{blocks} blocks");
+    std::fs::write(krate.join("src/lib.rs"), &lib).unwrap();
+    let o = cargo_check(&krate, &target);
+    assert!(
+        o.status.success(),
+        "a `Use instead` block does not compile:\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// Item 4 of the issue: the fixes compile. `tests/fix-proof` holds one instance of each problem
+/// `--fix --unsafe-fixes` fixes and compiles as it is; a copy is fixed, compiled and linted again.
+/// Its build directory is shared under the test target dir, so only the first run is slow.
+#[test]
+fn fixed_proof_crate_compiles_and_lints_clean() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (krate, target) = proof_crate(tmp.path());
     let before = std::fs::read_to_string(krate.join("src/lib.rs")).unwrap();
     let o = cargo_check(&krate, &target);
     assert!(

@@ -1,0 +1,13 @@
+// The names the rule docs' `Use instead` blocks leave to the reader (`fetch()`, a `Cache`),
+// so each block compiles as written. tests/it/fixes.rs puts each block in its own module with
+// `use crate::stubs::*;`. A new doc that needs another stand-in adds it here.
+
+pub async fn fetch() -> Result<(), std::io::Error> {
+    Ok(())
+}
+
+pub struct Cache;
+
+impl Cache {
+    pub async fn reload(&self) {}
+}
