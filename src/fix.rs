@@ -102,15 +102,19 @@ pub fn parses(text: &str) -> bool {
 /// back and ends the loop.
 #[must_use]
 pub fn fix_text(path: &str, text: &str, config: &Config, level: Level) -> Fixed {
+    fix_with(text, level, |cur| {
+        let report = lint::lint_source(&SourceFile::new(path, cur), config);
+        report.error.is_none().then_some(report.diagnostics)
+    })
+}
+
+/// [`fix_text`] over any linter: `lint` returns a text's findings, `None` when it cannot.
+pub fn fix_with(text: &str, level: Level, lint: impl Fn(&str) -> Option<Vec<Diagnostic>>) -> Fixed {
     let mut cur = text.to_string();
     let mut applied = 0;
     for _ in 0..MAX_ROUNDS {
-        let src = SourceFile::new(path, cur.clone());
-        let report = lint::lint_source(&src, config);
-        if report.error.is_some() {
-            break;
-        }
-        let chosen = select(&report.diagnostics, level);
+        let Some(diags) = lint(&cur) else { break };
+        let chosen = select(&diags, level);
         if chosen.is_empty() {
             break;
         }
@@ -267,6 +271,39 @@ mod tests {
         assert_eq!(
             slices::receiver("Duration::from_millis(5)"),
             "Duration::from_millis(5)"
+        );
+    }
+
+    /// A fake rule that renames `a` to `b`, then `b` to `c`: two rounds to the fixed point; and
+    /// one whose fix breaks the file: rolled back.
+    #[test]
+    fn rounds_and_rollback() {
+        let rule = crate::rules::ALL[0];
+        let rename = |text: &str| {
+            let at = text.find("let a").or_else(|| text.find("let b"))? + 4;
+            let to = if &text[at..=at] == "a" { "b" } else { "c" };
+            Some(vec![Diagnostic::new(rule, Span::new(at, at + 1), "m").fix(
+                fix(Applicability::MachineApplicable, &[(at, at + 1, to)]),
+            )])
+        };
+        let out = fix_with("fn f() { let a = 1; }", Level::Safe, |t| {
+            Some(rename(t).unwrap_or_default())
+        });
+        assert_eq!(out.text, "fn f() { let c = 1; }");
+        assert_eq!((out.applied, out.rolled_back), (2, false));
+        let broken = fix_with("fn f() {}", Level::Safe, |_| {
+            Some(vec![Diagnostic::new(rule, Span::new(0, 0), "m")
+                .fix(fix(Applicability::MachineApplicable, &[(8, 9, "")]))])
+        });
+        assert_eq!(broken.text, "fn f() {}");
+        assert!(broken.rolled_back);
+        let endless = fix_with("fn f() {}", Level::Safe, |_| {
+            Some(vec![Diagnostic::new(rule, Span::new(0, 0), "m")
+                .fix(fix(Applicability::MachineApplicable, &[(0, 0, "\n")]))])
+        });
+        assert_eq!(
+            endless.applied, MAX_ROUNDS,
+            "the bound stops a fix that re-fires"
         );
     }
 
