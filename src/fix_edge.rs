@@ -15,18 +15,19 @@ use crate::lint::Config;
 // Each bool is an independent command-line switch; clap flags read best as plain fields.
 #[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Default, clap::Args)]
+#[command(group(clap::ArgGroup::new("fix_mode").args(["fix", "diff"])))]
 pub struct FixArgs {
     /// Apply the machine-applicable fixes, then report what is left.
     #[arg(long)]
     pub fix: bool,
     /// With --fix or --diff, also apply fixes that may be incorrect (review them).
-    #[arg(long)]
+    #[arg(long, requires = "fix_mode")]
     pub unsafe_fixes: bool,
     /// Print the fixes as a unified diff (for `git apply`) and write nothing.
     #[arg(long, conflicts_with = "fix")]
     pub diff: bool,
     /// Let --fix write into files with uncommitted git changes.
-    #[arg(long)]
+    #[arg(long, requires = "fix")]
     pub allow_dirty: bool,
 }
 
@@ -117,9 +118,11 @@ pub fn run(
     Ok(Outcome::Wrote(changed.len()))
 }
 
-/// A `git apply`-able unified diff of one file (`a/` and `b/` prefixes, paths as displayed).
+/// A `git apply`-able unified diff of one file (`a/` and `b/` prefixes, paths as displayed; an
+/// absolute path loses its leading `/`, so the patch applies from the root).
 #[must_use]
 pub fn unified_diff(path: &str, old: &str, new: &str) -> String {
+    let path = path.trim_start_matches('/');
     let mut out = format!("diff --git a/{path} b/{path}\n");
     out.push_str(
         &similar::TextDiff::from_lines(old, new)

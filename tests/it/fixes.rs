@@ -51,6 +51,12 @@ fn fix_applies_maybe_incorrect_only_with_unsafe_fixes() {
     let fixed = std::fs::read_to_string(&file).unwrap();
     assert!(fixed.contains("tokio::time::sleep(std::time::Duration::from_secs(1)).await;"));
     assert!(String::from_utf8_lossy(&o.stderr).contains("fixed 1 finding in 1 file"));
+    let o = run(dir.path(), &["--unsafe-fixes"]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "--unsafe-fixes needs --fix or --diff"
+    );
 }
 
 #[test]
