@@ -186,6 +186,55 @@ pub mod slices {
         v.0
     }
 
+    /// Is byte `at` of the loop expression `text` inside a loop nested in it (where a bare
+    /// `break` would leave the inner loop, not this one)? Unparsable text counts as yes.
+    #[must_use]
+    pub fn in_inner_loop(text: &str, at: usize) -> bool {
+        use syn::spanned::Spanned;
+        struct V<'a> {
+            src: &'a crate::source::SourceFile,
+            at: usize,
+            depth: usize,
+            hit: bool,
+        }
+        impl V<'_> {
+            fn check(&mut self, span: proc_macro2::Span) {
+                let s = crate::analysis::span_of(self.src, span);
+                self.hit |= self.depth > 0 && s.start <= self.at && self.at < s.end;
+                self.depth += 1;
+            }
+        }
+        impl<'ast> syn::visit::Visit<'ast> for V<'_> {
+            fn visit_expr_loop(&mut self, e: &'ast syn::ExprLoop) {
+                self.check(e.span());
+                syn::visit::visit_expr_loop(self, e);
+                self.depth -= 1;
+            }
+            fn visit_expr_while(&mut self, e: &'ast syn::ExprWhile) {
+                self.check(e.span());
+                syn::visit::visit_expr_while(self, e);
+                self.depth -= 1;
+            }
+            fn visit_expr_for_loop(&mut self, e: &'ast syn::ExprForLoop) {
+                self.check(e.span());
+                syn::visit::visit_expr_for_loop(self, e);
+                self.depth -= 1;
+            }
+        }
+        let Ok(expr) = syn::parse_str::<syn::Expr>(text) else {
+            return true;
+        };
+        let src = crate::source::SourceFile::new("", text);
+        let mut v = V {
+            src: &src,
+            at,
+            depth: 0,
+            hit: false,
+        };
+        syn::visit::Visit::visit_expr(&mut v, &expr);
+        v.hit
+    }
+
     /// `text` wrapped in parentheses unless it is a path or call that a method can follow.
     #[must_use]
     pub fn receiver(text: &str) -> String {
@@ -267,6 +316,9 @@ mod tests {
         );
         assert!(slices::breaks_with_value("loop { break 3; }"));
         assert!(!slices::breaks_with_value("loop { break; }"));
+        let l = "loop { a(); for x in y { b(); } c(); }";
+        assert!(slices::in_inner_loop(l, l.find("b()").unwrap()));
+        assert!(!slices::in_inner_loop(l, l.find("c()").unwrap()));
         assert_eq!(slices::receiver("base * 2"), "(base * 2)");
         assert_eq!(
             slices::receiver("Duration::from_millis(5)"),

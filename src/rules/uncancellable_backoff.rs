@@ -106,6 +106,10 @@ fn race_fix(cx: &Context, sleep: &Sleep, source: &CancelSource) -> Option<Fix> {
     if !matches!(site.kind, SiteKind::Loop | SiteKind::While | SiteKind::For)
         || site.function != sleep.function
         || slices::breaks_with_value(cx.src.slice(site.span))
+        || slices::in_inner_loop(
+            cx.src.slice(site.span),
+            sleep.span.start.saturating_sub(site.span.start),
+        )
     {
         return None;
     }
