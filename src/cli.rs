@@ -66,6 +66,8 @@ pub struct Args {
     exit_zero: bool,
     #[command(flatten)]
     adopt: crate::adopt::AdoptArgs,
+    #[command(flatten)]
+    fixes: crate::fix_edge::FixArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -177,6 +179,16 @@ fn run(args: &Args) -> anyhow::Result<u8> {
         .max(1);
     let mut adopt_run = crate::adopt::Run::start(&args.adopt, started);
     let mut report = lint_paths(&args.paths, &resolved.excludes, &config, threads);
+    if args.fixes.active() {
+        match crate::fix_edge::run(&args.fixes, &report, &config, &mut stdout)? {
+            crate::fix_edge::Outcome::Diff(code) => return Ok(code),
+            // What is left is reported as usual, from the files as now written.
+            crate::fix_edge::Outcome::Wrote(n) if n > 0 => {
+                report = lint_paths(&args.paths, &resolved.excludes, &config, threads);
+            }
+            crate::fix_edge::Outcome::Wrote(_) => {}
+        }
+    }
     adopt_run.linted(&args.adopt, &args.paths, &resolved.excludes, &mut report)?;
     if args.adopt.add_ignore {
         return crate::adopt::add_ignore(&report);

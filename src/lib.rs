@@ -7,7 +7,8 @@
 //!
 //! Invariants (each has a test):
 //! 1. Only the edge does IO: [`walk`], `cli` and `main`, `config::read_config_files` (finding and
-//!    reading the config file), `adopt` (baseline files, `--add-ignore` edits, progress) and the
+//!    reading the config file), `adopt` (baseline files, `--add-ignore` edits, progress),
+//!    `fix_edge` (`--fix` writes, the git-dirty check, `--diff`) and the
 //!    `cargo-timeoutlint` binary (`cargo metadata`). Every other module takes `&str` and returns
 //!    data.
 //! 2. No input panics the linter: each file's work is isolated on a big-stack worker behind a
@@ -19,6 +20,9 @@
 //!    `unused-suppression`'s trigger `timeoutlint` keeps every file with a suppression).
 //! 5. The linter does not depend on the runtime crate; it names runtime APIs only as text.
 //! 6. Fixtures are parsed, never compiled. The runtime crate is compiled and tested for real.
+//! 7. A fix is a text edit from source slices that never reaches outside its statement; the
+//!    fixed file parses again (or the round is rolled back, [`fix`]) and lints clean for that
+//!    finding (fixture tests), and `tests/fix-proof` compiles after `--fix --unsafe-fixes`.
 
 pub mod adopt;
 pub mod analysis;
@@ -28,6 +32,8 @@ pub mod cli;
 pub mod config;
 pub mod diagnostic;
 pub mod emit;
+pub mod fix;
+pub mod fix_edge;
 pub mod lint;
 pub mod mask;
 pub mod parse;

@@ -3,8 +3,12 @@
 //! Uses the function facts to decide whether the sleep runs on the executor: the nearest
 //! enclosing `async fn`, `async` block or async closure, through sync closures, but not through
 //! a closure handed to `spawn_blocking`, `block_in_place` or `thread::spawn`.
+//!
+//! Fixes to `tokio::time::sleep(..).await` only where the sleep's own body is async (`.await` is
+//! legal there; not in a sync closure inside one).
 
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix, Severity};
+use crate::fix::slices;
 use crate::rules::{Context, Rule};
 
 pub(crate) static RULE: Rule = Rule {
@@ -13,7 +17,7 @@ pub(crate) static RULE: Rule = Rule {
     doc: include_str!("../../rules/blocking-sleep-in-async.md"),
     default_enabled: true,
     default_severity: Severity::Warning,
-    fixable: false,
+    fixable: true,
     triggers: &["@blocking-sleeps"],
     check,
 };
@@ -49,7 +53,39 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
             let head = crate::source::Span::new(func.span.start, line.end.min(func.span.end));
             d = d.related(head, "async context");
         }
+        if let Some(fix) = fix(cx, sleep) {
+            d = d.fix(fix);
+        }
         out.push(d);
     }
     out
+}
+
+/// `std::thread::sleep(d)` -> `tokio::time::sleep(d).await`, keeping the argument's text.
+fn fix(cx: &Context, sleep: &crate::analysis::Sleep) -> Option<Fix> {
+    let func = &cx.facts.functions[sleep.function?];
+    if !func.is_async {
+        return None;
+    }
+    let args = slices::call_args(&cx.src.text, sleep.span)?;
+    let body = cx.src.slice(func.span);
+    // Evidence of tokio in the file: the rewrite names it, so elsewhere it is a guess.
+    let tokio = cx.facts.imports.mentions_crate("tokio") || cx.src.text.contains("tokio::");
+    // A lock guard or `Rc` held across the new `.await` makes the future `!Send`, which
+    // `tokio::spawn` rejects: then the fix needs review.
+    let not_send_risk = ["lock()", "borrow_mut()", "borrow()", "Rc::", "RefCell"]
+        .iter()
+        .any(|w| body.contains(w));
+    Some(Fix {
+        title: "wait with `tokio::time::sleep(..).await`".into(),
+        applicability: if tokio && !not_send_risk {
+            Applicability::MachineApplicable
+        } else {
+            Applicability::MaybeIncorrect
+        },
+        edits: vec![Edit {
+            span: sleep.span,
+            replacement: format!("tokio::time::sleep{}.await", cx.src.slice(args)),
+        }],
+    })
 }

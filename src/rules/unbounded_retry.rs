@@ -3,9 +3,12 @@
 //! Asks the retry-site model for sites with no attempt cap, no deadline of any kind and no
 //! cancellation check. A combinator whose strategy is built elsewhere has an unknown cap and is
 //! left alone: no guess.
+//!
+//! Fix (with a placeholder, never applied by `--fix`): a plain `loop` becomes a `for` over a
+//! number of attempts the user must choose; loops used as values get help text only.
 
 use crate::analysis::{Cap, SiteKind};
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix, Severity};
 use crate::rules::{Context, Rule};
 
 pub(crate) static RULE: Rule = Rule {
@@ -14,7 +17,7 @@ pub(crate) static RULE: Rule = Rule {
     doc: include_str!("../../rules/unbounded-retry.md"),
     default_enabled: true,
     default_severity: Severity::Warning,
-    fixable: false,
+    fixable: true,
     triggers: &["@retry-sites"],
     check,
 };
@@ -50,6 +53,21 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
             .help("bound attempts and total time: `timeoutlint_retry::RetryPolicy::builder().max_attempts(5).total(Duration::from_secs(30)).build()?.run(..)`");
         for &s in &site.sleeps {
             d = d.related(cx.facts.sleeps[s].span, "waits here between attempts");
+        }
+        if site.kind == SiteKind::Loop
+            && cx.src.slice(site.anchor) == "loop"
+            && !crate::fix::slices::breaks_with_value(cx.src.slice(site.span))
+        {
+            d = d.fix(Fix {
+                title: "cap the attempts (choose the number)".into(),
+                // The count is a guess, and the code after the loop now runs when attempts
+                // run out: it must return the last error.
+                applicability: Applicability::HasPlaceholders,
+                edits: vec![Edit {
+                    span: site.anchor,
+                    replacement: "for _attempt in 0../* max attempts */ 5".into(),
+                }],
+            });
         }
         out.push(d);
     }

@@ -4,10 +4,18 @@
 //! scope (or checked by the loop) but the sleep is not raced against it, or the site checks a
 //! deadline by hand but the sleep is not capped by the time left. With neither, dropping the
 //! future is the idiomatic cancellation and there is nothing to report.
+//!
+//! Fixes: with a `CancellationToken` in scope, race the awaited sleep in `tokio::select!` and
+//! leave the loop when it fires; with a hand-checked deadline held in a known local, cap the wait
+//! by the time left. Anything else (a weak source such as an `AtomicBool`, a deadline not in a
+//! variable, a loop used as a value) gets help text only.
 
 use crate::analysis::Deadline;
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::analysis::{CancelSource, SiteKind, Sleep};
+use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix, Severity};
+use crate::fix::slices;
 use crate::rules::{Context, Rule};
+use crate::source::Span;
 
 pub(crate) static RULE: Rule = Rule {
     name: "uncancellable-backoff",
@@ -15,7 +23,7 @@ pub(crate) static RULE: Rule = Rule {
     doc: include_str!("../../rules/uncancellable-backoff.md"),
     default_enabled: true,
     default_severity: Severity::Warning,
-    fixable: false,
+    fixable: true,
     triggers: &["@retry-sites"],
     check,
 };
@@ -48,14 +56,18 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
         }
         let sources = facts.cancel_sources(sleep.function);
         let mut d = if let Some(src) = sources.first() {
-            Diagnostic::new(
+            let d = Diagnostic::new(
                 &RULE,
                 sleep.span,
                 format!("backoff sleep is not raced against `{}`", src.name),
             )
             .label("cancelling does not interrupt this wait")
             .related(src.span, "cancellation source in scope")
-            .help(RACE_HELP)
+            .help(RACE_HELP);
+            match race_fix(cx, sleep, src) {
+                Some(fix) => d.fix(fix),
+                None => d,
+            }
         } else if site.checks_cancel {
             Diagnostic::new(
                 &RULE,
@@ -68,14 +80,18 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
             && !sleep.capped(facts)
             && !short_constant(&sleep.duration)
         {
-            Diagnostic::new(
+            let d = Diagnostic::new(
                 &RULE,
                 sleep.span,
                 "backoff sleep is not capped by the time left before the deadline",
             )
             .label("can sleep past the deadline the loop checks")
             .note("don't start a wait you cannot finish")
-            .help("cap the wait: `sleep(delay.min(deadline.saturating_duration_since(Instant::now())))`, or let `timeoutlint_retry::RetryPolicy` derive every wait from its deadline")
+            .help("cap the wait: `sleep(delay.min(deadline.saturating_duration_since(Instant::now())))`, or let `timeoutlint_retry::RetryPolicy` derive every wait from its deadline");
+            match cap_fix(cx, sleep) {
+                Some(fix) => d.fix(fix),
+                None => d,
+            }
         } else {
             continue;
         };
@@ -83,6 +99,134 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
         out.push(d);
     }
     out
+}
+
+/// `sleep(d).await` -> `tokio::select! { _ = token.cancelled() => break, _ = sleep(d) => {} }`.
+/// Only for a `CancellationToken` (whose `cancelled()` is the future to race) and a loop the
+/// sleep sits in directly, where a bare `break` is legal.
+fn race_fix(cx: &Context, sleep: &Sleep, source: &CancelSource) -> Option<Fix> {
+    let facts = cx.facts;
+    let site = &facts.sites[sleep.site?];
+    if !matches!(site.kind, SiteKind::Loop | SiteKind::While | SiteKind::For)
+        || site.function != sleep.function
+        || slices::breaks_with_value(cx.src.slice(site.span))
+        || slices::in_inner_loop(
+            cx.src.slice(site.span),
+            sleep.span.start.saturating_sub(site.span.start),
+        )
+    {
+        return None;
+    }
+    let declared = format!(
+        "{}{}",
+        cx.src.slice(source.span),
+        cx.src.slice(cx.src.line_span(cx.src.line_index(source.span.start)))
+    );
+    if !(declared.contains("CancellationToken") || declared.contains("child_token")) {
+        return None;
+    }
+    let name = source.name.trim();
+    if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.') {
+        return None;
+    }
+    let whole = slices::awaited(&cx.src.text, sleep.span)?;
+    Some(Fix {
+        title: format!("race the wait against `{name}.cancelled()` and stop retrying when it fires"),
+        // Cancelling now leaves the loop: what runs after it (an error, a fallback) runs on
+        // cancellation too, which is a change of control flow to review.
+        applicability: Applicability::MaybeIncorrect,
+        edits: vec![Edit {
+            span: whole,
+            replacement: format!(
+                "tokio::select! {{ _ = {name}.cancelled() => break, _ = {} => {{}} }}",
+                cx.src.slice(sleep.span)
+            ),
+        }],
+    })
+}
+
+/// `sleep(d)` -> `sleep(d.min(deadline.saturating_duration_since(Instant::now())))`, where the
+/// deadline is a local named like one, made from `now()`, that the site compares.
+fn cap_fix(cx: &Context, sleep: &Sleep) -> Option<Fix> {
+    let facts = cx.facts;
+    let site = &facts.sites[sleep.site?];
+    let (name, ty) = deadline_var(cx, sleep.function)?;
+    if !site.comparison_words.iter().any(|c| c.contains(&name)) {
+        return None;
+    }
+    let instant = if let Some(ty) = ty {
+        ty
+    } else if facts.imports.resolve(&["Instant".to_string()])[0] == "Instant" {
+        "std::time::Instant".to_string()
+    } else {
+        "Instant".to_string()
+    };
+    let args = slices::call_args(&cx.src.text, sleep.span)?;
+    let inner = Span::new(args.start + 1, args.end - 1);
+    let duration = cx.src.slice(inner);
+    if duration.trim().is_empty() || duration.contains(',') {
+        return None;
+    }
+    Some(Fix {
+        title: format!("cap the wait by the time left before `{name}`"),
+        // Only shortens the wait, but the deadline's `Instant` type is inferred from its name.
+        applicability: Applicability::MaybeIncorrect,
+        edits: vec![Edit {
+            span: inner,
+            replacement: format!(
+                "{}.min({name}.saturating_duration_since({instant}::now()))",
+                slices::receiver(duration)
+            ),
+        }],
+    })
+}
+
+/// The deadline the wait is capped by: the innermost local named like a deadline (`deadline`,
+/// `give_up_deadline`) bound from a `now()` expression, or a parameter named like one whose type
+/// is an `Instant`. Returns its name and the path of its `Instant` type, when written.
+fn deadline_var(cx: &Context, function: Option<usize>) -> Option<(String, Option<String>)> {
+    let facts = cx.facts;
+    let mut cur = function;
+    while let Some(i) = cur {
+        let f = &facts.functions[i];
+        let mut names: Vec<&String> = f
+            .bindings
+            .keys()
+            .filter(|n| n.contains("deadline") && f.bindings[*n].contains("now"))
+            .collect();
+        names.sort();
+        if let Some(n) = names.first() {
+            let tokio = f.bindings[*n].contains("tokio");
+            return Some(((*n).clone(), tokio.then(|| "tokio::time::Instant".into())));
+        }
+        if let Some(p) = deadline_param(cx.src.slice(f.span)) {
+            return Some(p);
+        }
+        cur = f.parent;
+    }
+    None
+}
+
+/// `deadline: Instant` (or `&tokio::time::Instant`) among the parameters of the function or
+/// method whose whole text (attributes and doc comments included) is `text`.
+fn deadline_param(text: &str) -> Option<(String, Option<String>)> {
+    use quote::ToTokens;
+    let sig = syn::parse_str::<syn::ItemFn>(text)
+        .map(|f| f.sig)
+        .or_else(|_| syn::parse_str::<syn::ImplItemFn>(text).map(|f| f.sig))
+        .ok()?;
+    sig.inputs.iter().find_map(|input| {
+        let syn::FnArg::Typed(pt) = input else {
+            return None;
+        };
+        let syn::Pat::Ident(id) = &*pt.pat else {
+            return None;
+        };
+        let name = id.ident.to_string();
+        let ty = pt.ty.to_token_stream().to_string().replace(' ', "");
+        let ty = ty.trim_start_matches('&').to_string();
+        (name.contains("deadline") && ty.ends_with("Instant")).then_some((name, Some(ty)))
+    })
 }
 
 /// A literal wait under a second (`Duration::from_millis(500)`): a poll interval whose overshoot

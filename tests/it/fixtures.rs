@@ -44,7 +44,14 @@ fn fixture_snapshots() {
                 .to_string_lossy()
                 .replace('\\', "/");
             let (src, diags) = lint_rule(&rel, &text, rule);
+            let fixed = rule.fixable.then(|| fixed_text(&text, &diags));
             out.push_str(&human(src, diags, &[rule]));
+            if let Some(fixed) = fixed {
+                out.push_str("\n----- ");
+                out.push_str(&rel);
+                out.push_str(" with every fix of this rule applied -----\n");
+                out.push_str(&fixed);
+            }
         }
         insta::with_settings!({
             snapshot_path => "../snapshots",
@@ -54,6 +61,50 @@ fn fixture_snapshots() {
             insta::assert_snapshot!(rule.name, out);
         });
     }
+}
+
+/// `text` with every fix in `diags` applied, placeholders included (one round).
+fn fixed_text(text: &str, diags: &[timeoutlint::diagnostic::Diagnostic]) -> String {
+    use timeoutlint::fix::{apply, select, Level};
+    apply(text, &select(diags, Level::All))
+}
+
+/// Invariant 7: every fixture, fixed, parses again, and each applied fix clears its finding.
+#[test]
+fn fixes_parse_and_clear_their_findings() {
+    use timeoutlint::fix::{parses, select, Level};
+    let mut failures = Vec::new();
+    for rule in ALL.iter().filter(|r| r.fixable) {
+        let mut total = 0;
+        for path in fixture_files(rule) {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let (_, before) = lint_rule("f.rs", &text, rule);
+            let applied = select(&before, Level::All).len();
+            total += applied;
+            let fixed = fixed_text(&text, &before);
+            if !parses(&fixed) {
+                failures.push(format!("{}: fixed text does not parse", path.display()));
+                continue;
+            }
+            let (_, after) = lint_rule("f.rs", &fixed, rule);
+            if after.len() != before.len() - applied {
+                failures.push(format!(
+                    "{} ({}): {} findings, {applied} fixed, {} left",
+                    path.display(),
+                    rule.name,
+                    before.len(),
+                    after.len()
+                ));
+            }
+        }
+        if total == 0 {
+            failures.push(format!(
+                "{}: fixable, but no fixture finding has a fix",
+                rule.name
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 #[test]

@@ -8,6 +8,7 @@ mod adopt;
 mod catalogue;
 mod cli;
 mod emit;
+mod fixes;
 mod fixtures;
 mod precedence;
 mod support;
