@@ -25,6 +25,52 @@ pub struct Apis {
     /// Cancellation sources.
     #[serde(default)]
     pub cancellation: Cancellation,
+    /// Clients and the timeouts they carry.
+    #[serde(default)]
+    pub clients: Clients,
+}
+
+/// `[clients]`: how clients are built and which of their timeouts bound one attempt.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Clients {
+    /// Calls that start building a client.
+    #[serde(default)]
+    pub builders: Vec<String>,
+    /// Methods that start a request on a client.
+    #[serde(default)]
+    pub requests: Vec<String>,
+    /// Methods that set a per-request, header or read timeout.
+    #[serde(default)]
+    pub timeouts: Vec<String>,
+    /// Connection-setup timeouts, never counted.
+    #[serde(default)]
+    pub connection_only: Vec<String>,
+    /// Constructors with a built-in request timeout.
+    #[serde(default)]
+    pub default_timeouts: Vec<DefaultTimeout>,
+    /// Layers that time out each call of the wrapped service.
+    #[serde(default)]
+    pub timeout_layers: Vec<String>,
+    /// Request-configuration methods that make the library retry by itself.
+    #[serde(default)]
+    pub retry_counts: Vec<String>,
+    /// Request-configuration methods that bound all attempts together.
+    #[serde(default)]
+    pub totals: Vec<String>,
+    /// Calls that time out only the future they wrap.
+    #[serde(default)]
+    pub attempt_timers: Vec<String>,
+}
+
+/// A constructor whose client times requests out by default.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DefaultTimeout {
+    /// Full path.
+    pub path: String,
+    /// The default, in seconds.
+    pub secs: u64,
 }
 
 /// `[sleeps]`.
@@ -135,6 +181,16 @@ impl Apis {
             .extend(other.cancellation.constructors);
         self.cancellation.checks.extend(other.cancellation.checks);
         self.cancellation.names.extend(other.cancellation.names);
+        let (c, o) = (&mut self.clients, other.clients);
+        c.builders.extend(o.builders);
+        c.requests.extend(o.requests);
+        c.timeouts.extend(o.timeouts);
+        c.connection_only.extend(o.connection_only);
+        c.default_timeouts.extend(o.default_timeouts);
+        c.timeout_layers.extend(o.timeout_layers);
+        c.retry_counts.extend(o.retry_counts);
+        c.totals.extend(o.totals);
+        c.attempt_timers.extend(o.attempt_timers);
     }
 
     /// Is `path` (resolved) a known async or blocking sleep? Returns `Some(true)` for blocking.
@@ -194,6 +250,11 @@ impl Apis {
                 .map(|m| m.name.to_ascii_lowercase()),
         );
         words.extend(self.retry.evidence.iter().map(|w| w.to_ascii_lowercase()));
+        // A client timeout is only ever set through one of these method names.
+        words.extend(self.clients.timeouts.iter().map(|w| w.to_ascii_lowercase()));
+        words.extend(self.clients.timeout_layers.iter().map(key));
+        words.extend(self.clients.default_timeouts.iter().map(|d| key(&d.path)));
+        words.extend(self.clients.attempt_timers.iter().map(key));
         words.sort();
         words.dedup();
         words
