@@ -275,16 +275,28 @@ impl Summarizer<'_> {
         }
     }
 
-    /// Everything `e` is made of. Registers the timeout calls it contains on the way.
+    /// What the value of `e` is made of: the receivers it calls methods on, the last field it
+    /// reads, what it passes through external wrappers (`Arc::new(client)`), closures it runs.
+    /// Registers the timeout calls it contains on the way.
     fn srcs(&mut self, e: &Expr) -> BTreeSet<Src> {
         let mut r = Reads {
             s: self,
             out: BTreeSet::new(),
+            value: true,
         };
         r.visit_expr(e);
-        let out = r.out;
-        self.body.extend(out.iter().cloned());
-        out
+        r.out
+    }
+
+    /// Every name `e` mentions (what a site or a function body touches).
+    fn reads_all<T: ReadsNode + ?Sized>(&mut self, e: &T) -> BTreeSet<Src> {
+        let mut r = Reads {
+            s: self,
+            out: BTreeSet::new(),
+            value: false,
+        };
+        e.walk(&mut r);
+        r.out
     }
 
     /// Is this chain rooted at a client builder, a builder local, or a request start?
@@ -448,7 +460,8 @@ impl Summarizer<'_> {
             let s = self.srcs(tail);
             self.flow_return(&s);
         }
-        let body = std::mem::take(&mut self.body);
+        let mut body = std::mem::take(&mut self.body);
+        body.extend(self.reads_all(block));
         for k in self.keys.clone() {
             self.out.bodies.entry(k).or_default().extend(body.iter().cloned());
         }
@@ -566,6 +579,25 @@ fn pat_idents(p: &Pat, out: &mut Vec<String>) {
 struct Reads<'s, 'a> {
     s: &'s mut Summarizer<'a>,
     out: BTreeSet<Src>,
+    /// Only what the value is made of (see [`Summarizer::srcs`]), not every name mentioned.
+    value: bool,
+}
+
+/// A node [`Reads`] can walk.
+trait ReadsNode {
+    fn walk(&self, r: &mut Reads<'_, '_>);
+}
+
+impl ReadsNode for Expr {
+    fn walk(&self, r: &mut Reads<'_, '_>) {
+        r.visit_expr(self);
+    }
+}
+
+impl ReadsNode for syn::Block {
+    fn walk(&self, r: &mut Reads<'_, '_>) {
+        r.visit_block(self);
+    }
 }
 
 impl<'ast> Visit<'ast> for Reads<'_, '_> {
@@ -589,21 +621,59 @@ impl<'ast> Visit<'ast> for Reads<'_, '_> {
         if let syn::Member::Named(id) = &f.member {
             let owner = self.s.owner(&f.base);
             self.out.insert(Src::Name(format!("field:{owner}.{id}")));
+            if self.value {
+                // `self.config.backoff` is made of `backoff`, not of all of `config`.
+                return;
+            }
         }
         visit::visit_expr_field(self, f);
     }
 
-    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
-        if let Expr::Path(p) = &*c.func {
-            if let Some(k) = self.s.call_key(&p.path) {
-                self.out.insert(Src::Name(k));
-            }
-            let res = self.s.resolve(&p.path);
-            if let Some(seed) = self.s.call_seed(c, &res) {
-                self.out.insert(Src::Seed(seed));
-            }
+    fn visit_expr_struct(&mut self, e: &'ast syn::ExprStruct) {
+        // A struct literal's fields flow into `field:` names; the value itself is read back
+        // through those, so it carries nothing else.
+        if !self.value {
+            visit::visit_expr_struct(self, e);
         }
-        visit::visit_expr_call(self, c);
+    }
+
+    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+        let Expr::Path(p) = &*c.func else {
+            visit::visit_expr_call(self, c);
+            return;
+        };
+        let key = self.s.call_key(&p.path);
+        if let Some(k) = &key {
+            self.out.insert(Src::Name(k.clone()));
+        }
+        let res = self.s.resolve(&p.path);
+        if let Some(seed) = self.s.call_seed(c, &res) {
+            self.out.insert(Src::Seed(seed));
+        }
+        if !self.value {
+            visit::visit_expr_call(self, c);
+            return;
+        }
+        // Arguments reach a crate function through its parameters; an external wrapper
+        // (`Arc::new(client)`, `Ok(client)`) passes them through: a per-call name that the
+        // index keeps only when the callee is not a function of the crate.
+        let Some(k) = key else { return };
+        let mut args = BTreeSet::new();
+        for a in &c.args {
+            let mut r = Reads {
+                s: &mut *self.s,
+                out: BTreeSet::new(),
+                value: true,
+            };
+            r.visit_expr(a);
+            args.extend(r.out);
+        }
+        if !args.is_empty() {
+            let start = self.s.span(c.span()).start;
+            let name = format!("ext:{k}@{}:{start}", self.s.out.path);
+            self.s.flow(args, name.clone());
+            self.out.insert(Src::Name(name));
+        }
     }
 
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
@@ -614,7 +684,34 @@ impl<'ast> Visit<'ast> for Reads<'_, '_> {
         if let Some(s) = self.s.timeout_method(m) {
             self.out.insert(Src::Seed(s));
         }
-        visit::visit_expr_method_call(self, m);
+        if !self.value {
+            visit::visit_expr_method_call(self, m);
+            return;
+        }
+        // The result is made of the receiver, of what closures it runs compute
+        // (`cell.get_or_init(|| build())`), and of plain arguments only when the method is not
+        // one of the crate's (`opt.unwrap_or(&self.default_client)`).
+        self.visit_expr(&m.receiver);
+        let mut args = BTreeSet::new();
+        for a in &m.args {
+            if matches!(a, Expr::Closure(_)) {
+                self.visit_expr(a);
+            } else {
+                let mut r = Reads {
+                    s: &mut *self.s,
+                    out: BTreeSet::new(),
+                    value: true,
+                };
+                r.visit_expr(a);
+                args.extend(r.out);
+            }
+        }
+        if !args.is_empty() {
+            let start = self.s.span(m.method.span()).start;
+            let name = format!("ext:f:{owner}::{}@{}:{start}", m.method, self.s.out.path);
+            self.s.flow(args, name.clone());
+            self.out.insert(Src::Name(name));
+        }
     }
 
     fn visit_expr_closure(&mut self, c: &'ast syn::ExprClosure) {
@@ -878,7 +975,7 @@ impl<'ast> Visit<'ast> for Summarizer<'_> {
         {
             let sp = self.span(e.span());
             if let Some(&i) = self.sites_by_span.get(&(sp.start, sp.end)) {
-                let s = self.srcs(e);
+                let s = self.reads_all(e);
                 self.out.sites[i].reads.extend(s);
             }
         }

@@ -15,6 +15,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::clients::{ClientSummary, SiteUse, Src, TimeoutCall};
 
+/// A method called on a receiver of unknown type links to every crate method of that name when
+/// there are at most this many; with more, the name says nothing.
+const MAX_CANDIDATES: usize = 2;
 /// How many crate functions deep a site's reads are followed.
 const CALL_DEPTH: usize = 3;
 /// Bound on the taint fixed point (each round follows one more hop).
@@ -98,16 +101,11 @@ impl CrateIndex {
             }
         }
         let names = Names::new(files);
-        let time_checks: BTreeSet<&str> = files
-            .iter()
-            .flat_map(|f| f.time_checks.iter().map(String::as_str))
-            .collect();
+        let timed = timed_fns(files, &names);
         let has_deadline = |s: &SiteUse| {
             s.local_deadline
                 || s.reads.iter().any(|r| match r {
-                    Src::Name(n) => names
-                        .resolve(n)
-                        .is_some_and(|n| time_checks.contains(n.as_str())),
+                    Src::Name(n) => names.resolve(n).iter().any(|n| timed.contains(n)),
                     Src::Seed(_) => false,
                 })
                 || s.function.as_deref().is_some_and(|f| {
@@ -188,12 +186,15 @@ impl CrateIndex {
 /// Resolution of names with an unknown owner (`f:?::send`, `field:?.http`): to the one function
 /// or field of the crate with that name, or to nothing when several share it.
 struct Names {
-    unique: HashMap<String, Option<String>>,
+    /// `f:?::m` / `field:?.f` -> every function or field of the crate with that name.
+    unique: HashMap<String, BTreeSet<String>>,
+    /// Functions defined in the crate.
+    defined: BTreeSet<String>,
 }
 
 impl Names {
     fn new(files: &[&ClientSummary]) -> Self {
-        let mut unique: HashMap<String, Option<String>> = HashMap::new();
+        let mut unique: HashMap<String, BTreeSet<String>> = HashMap::new();
         let mut add = |known: &str| {
             let unknown = if let Some(rest) = known.strip_prefix("field:") {
                 rest.split_once('.').map(|(_, f)| format!("field:?.{f}"))
@@ -204,34 +205,85 @@ impl Names {
                 None
             };
             if let Some(u) = unknown {
-                let e = unique.entry(u).or_insert_with(|| Some(known.to_string()));
-                if e.as_deref() != Some(known) {
-                    *e = None;
-                }
+                unique.entry(u).or_default().insert(known.to_string());
             }
         };
+        let mut defined = BTreeSet::new();
         for f in files {
             for k in f.bodies.keys() {
                 add(k);
+                defined.insert(k.clone());
             }
             for fl in &f.flows {
-                add(&fl.dest);
+                if fl.dest.starts_with("field:") {
+                    add(&fl.dest);
+                }
             }
         }
-        Self { unique }
+        Self { unique, defined }
     }
 
-    /// The name `n` stands for.
-    fn resolve(&self, n: &str) -> Option<String> {
+    /// The names `n` may stand for: itself when its owner is known, else the crate's functions
+    /// or fields of that name when there are at most [`MAX_CANDIDATES`] of them.
+    fn resolve(&self, n: &str) -> Vec<String> {
+        if let Some((callee, _)) = n.strip_prefix("ext:").and_then(|r| r.split_once('@')) {
+            // Arguments pass through only external callees; a crate function's parameters
+            // carry them instead.
+            let defined = if callee.contains('?') {
+                self.unique.get(callee).is_some_and(|c| !c.is_empty())
+            } else {
+                self.defined.contains(callee)
+            };
+            return if defined { Vec::new() } else { vec![n.to_string()] };
+        }
         if !n.contains('?') {
-            return Some(n.to_string());
+            return vec![n.to_string()];
         }
         if let Some((callee, i)) = n.strip_prefix("param:").and_then(|r| r.rsplit_once('#')) {
-            let callee = self.resolve(callee)?;
-            return Some(format!("param:{callee}#{i}"));
+            return self
+                .resolve(callee)
+                .into_iter()
+                .map(|c| format!("param:{c}#{i}"))
+                .collect();
         }
-        self.unique.get(n).cloned().flatten()
+        match self.unique.get(n) {
+            Some(c) if c.len() <= MAX_CANDIDATES => c.iter().cloned().collect(),
+            _ => Vec::new(),
+        }
     }
+}
+
+/// Functions that check elapsed or remaining time, directly or through the crate functions they
+/// call (a few calls deep): a site that calls one checks a deadline in a helper.
+fn timed_fns(files: &[&ClientSummary], names: &Names) -> BTreeSet<String> {
+    let mut timed: BTreeSet<String> = files
+        .iter()
+        .flat_map(|f| f.time_checks.iter().cloned())
+        .collect();
+    for _ in 0..CALL_DEPTH {
+        let mut add = Vec::new();
+        for f in files {
+            for (k, reads) in &f.bodies {
+                if timed.contains(k) {
+                    continue;
+                }
+                let calls_timed = reads.iter().any(|r| match r {
+                    Src::Name(n) if n.starts_with("f:") => {
+                        names.resolve(n).iter().any(|n| timed.contains(n))
+                    }
+                    _ => false,
+                });
+                if calls_timed {
+                    add.push(k.clone());
+                }
+            }
+        }
+        if add.is_empty() {
+            break;
+        }
+        timed.extend(add);
+    }
+    timed
 }
 
 /// Name -> the seeds that reach it, to a fixed point.
@@ -251,23 +303,24 @@ fn taint(files: &[&ClientSummary], names: &Names) -> HashMap<String, BTreeSet<Se
                             add.insert((fi, *i));
                         }
                         Src::Name(n) if !too_common(n) => {
-                            if let Some(ss) = names.resolve(n).and_then(|n| t.get(&n)) {
-                                add.extend(ss.iter().copied());
+                            for r in names.resolve(n) {
+                                if let Some(ss) = t.get(&r) {
+                                    add.extend(ss.iter().copied());
+                                }
                             }
                         }
                         Src::Name(_) => {}
                     }
                 }
-                let Some(dest) = names.resolve(&flow.dest) else {
-                    continue;
-                };
                 if add.is_empty() {
                     continue;
                 }
-                let e = t.entry(dest).or_default();
-                let before = e.len();
-                e.extend(add);
-                changed |= e.len() != before;
+                for dest in names.resolve(&flow.dest) {
+                    let e = t.entry(dest).or_default();
+                    let before = e.len();
+                    e.extend(add.iter().copied());
+                    changed |= e.len() != before;
+                }
             }
         }
         if !changed {
@@ -296,17 +349,17 @@ fn reach(
                     out.insert((f, *i));
                 }
                 Src::Name(n) => {
-                    let Some(n) = names.resolve(n) else { continue };
-                    if too_common(&n) {
-                        continue;
-                    }
-                    if std::env::var_os("TLDEBUG").is_some() && taint.contains_key(&n) { eprintln!("DEBUG reach via {n}: {:?}", taint.get(&n)); }
-                    if let Some(ss) = taint.get(&n) {
-                        out.extend(ss.iter().copied());
-                    }
-                    if let Some((k, b)) = bodies.get_key_value(n.as_str()) {
-                        if seen_fns.insert(k) {
-                            next.extend(b.iter().copied());
+                    for n in names.resolve(n) {
+                        if too_common(&n) {
+                            continue;
+                        }
+                        if let Some(ss) = taint.get(&n) {
+                            out.extend(ss.iter().copied());
+                        }
+                        if let Some((k, b)) = bodies.get_key_value(n.as_str()) {
+                            if seen_fns.insert(k) {
+                                next.extend(b.iter().copied());
+                            }
                         }
                     }
                 }
