@@ -375,7 +375,10 @@ impl Summarizer<'_> {
                 let request = chain.methods.iter().any(|(n, args, _)| {
                     *args >= 1 && self.apis.clients.requests.contains(n) && n != "await"
                 });
-                let awaited = chain.methods.iter().any(|(n, _, _)| n == "await" || n == "send");
+                let awaited = chain
+                    .methods
+                    .iter()
+                    .any(|(n, _, _)| n == "await" || n == "send");
                 (request && !awaited) || own_retries.is_some()
             }
         };
@@ -391,11 +394,7 @@ impl Summarizer<'_> {
     fn own_retries(&self, m: &syn::ExprMethodCall, chain: &Chain) -> Option<String> {
         let _ = m;
         let c = &self.apis.clients;
-        if chain
-            .methods
-            .iter()
-            .any(|(n, _, _)| c.totals.contains(n))
-        {
+        if chain.methods.iter().any(|(n, _, _)| c.totals.contains(n)) {
             return None;
         }
         chain.methods.iter().find_map(|(n, _, a)| {
@@ -463,7 +462,11 @@ impl Summarizer<'_> {
         let mut body = std::mem::take(&mut self.body);
         body.extend(self.reads_all(block));
         for k in self.keys.clone() {
-            self.out.bodies.entry(k).or_default().extend(body.iter().cloned());
+            self.out
+                .bodies
+                .entry(k)
+                .or_default()
+                .extend(body.iter().cloned());
         }
         (
             self.locals,
@@ -546,7 +549,14 @@ impl Summarizer<'_> {
 }
 
 /// Words of a comparison that make it a deadline check.
-const TIME_WORDS: &[&str] = &["deadline", "elapsed", "remaining", "expired", "expiry", "expires"];
+const TIME_WORDS: &[&str] = &[
+    "deadline",
+    "elapsed",
+    "remaining",
+    "expired",
+    "expiry",
+    "expires",
+];
 
 /// The duration is computed from the time left (or absent): not a fixed per-attempt bound.
 fn fixed_words_fail(words: &BTreeSet<String>) -> bool {
@@ -611,7 +621,10 @@ impl<'ast> Visit<'ast> for Reads<'_, '_> {
         }
         if let Some(last) = p.path.segments.last() {
             let n = last.ident.to_string();
-            if n.len() > 1 && n.chars().all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit()) {
+            if n.len() > 1
+                && n.chars()
+                    .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
+            {
                 self.out.insert(Src::Name(format!("static:{n}")));
             }
         }
@@ -739,7 +752,12 @@ impl Summarizer<'_> {
         }
         let Some(count) = m.args.first() else { return };
         let count = self.src.slice(self.span(count.span())).to_string();
-        if count.chars().take_while(char::is_ascii_digit).collect::<String>() == "0" {
+        if count
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect::<String>()
+            == "0"
+        {
             // No retries: the timeout bounds the only attempt.
             return;
         }
@@ -754,7 +772,9 @@ impl Summarizer<'_> {
                 if self.seen.contains_key(&start) {
                     return;
                 }
-                let Some(arg) = inner.args.first() else { return };
+                let Some(arg) = inner.args.first() else {
+                    return;
+                };
                 let text = self.src.slice(self.span(arg.span())).to_string();
                 if text == "None" || fixed_words_fail(&words_of(arg)) {
                     return;
@@ -795,7 +815,10 @@ impl Summarizer<'_> {
                 return *s;
             }
             let mut last = d.path.rsplit("::");
-            let (f, ty) = (last.next().unwrap_or_default(), last.next().unwrap_or_default());
+            let (f, ty) = (
+                last.next().unwrap_or_default(),
+                last.next().unwrap_or_default(),
+            );
             let s = self.push_timeout(span, format!("{ty}::{f}"), "", Some(d.secs), None);
             self.seen.insert(span.start, Some(s));
             return Some(s);
@@ -820,8 +843,14 @@ impl Summarizer<'_> {
         let outer = self.facts.sites.iter().any(|s| {
             s.span.end <= span.start
                 && matches!(&s.kind, super::SiteKind::Combinator(p) if p.contains("tower::retry"))
-                && self.src.slice(Span::new(s.span.end, span.start)).contains(".layer(")
-                && !self.src.slice(Span::new(s.span.end, span.start)).contains(';')
+                && self
+                    .src
+                    .slice(Span::new(s.span.end, span.start))
+                    .contains(".layer(")
+                && !self
+                    .src
+                    .slice(Span::new(s.span.end, span.start))
+                    .contains(';')
         });
         if !outer {
             return None;
@@ -898,14 +927,20 @@ impl<'ast> Visit<'ast> for Summarizer<'_> {
         if let Expr::Unary(u) = &*a.left {
             if let Expr::MethodCall(m) = &*u.expr {
                 if m.method == "timeout_mut"
-                    && self.apis.clients.timeouts.iter().any(|t| t == "timeout_mut")
+                    && self
+                        .apis
+                        .clients
+                        .timeouts
+                        .iter()
+                        .any(|t| t == "timeout_mut")
                 {
                     let text = self.src.slice(self.span(a.right.span())).to_string();
                     if text != "None" && !fixed_words_fail(&words_of(&*a.right)) {
                         let span = self.span(m.method.span());
                         let span = Span::new(span.start, self.span(a.span()).end);
                         if !self.seen.contains_key(&span.start) {
-                            let s = self.push_timeout(span, "timeout_mut".into(), &text, None, None);
+                            let s =
+                                self.push_timeout(span, "timeout_mut".into(), &text, None, None);
                             self.seen.insert(span.start, Some(s));
                             self.body.insert(Src::Seed(s));
                             if let Expr::Path(p) = &*m.receiver {
@@ -970,7 +1005,11 @@ impl<'ast> Visit<'ast> for Summarizer<'_> {
         if !self.sites_by_span.is_empty()
             && matches!(
                 e,
-                Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_) | Expr::Call(_) | Expr::MethodCall(_)
+                Expr::Loop(_)
+                    | Expr::While(_)
+                    | Expr::ForLoop(_)
+                    | Expr::Call(_)
+                    | Expr::MethodCall(_)
             )
         {
             let sp = self.span(e.span());
@@ -1018,7 +1057,11 @@ impl<'ast> Visit<'ast> for Summarizer<'_> {
         };
         if let Some(last) = p.path.segments.last() {
             let under = self.deadline > 0;
-            let e = self.out.calls.entry(last.ident.to_string()).or_insert((0, 0));
+            let e = self
+                .out
+                .calls
+                .entry(last.ident.to_string())
+                .or_insert((0, 0));
             e.0 += 1;
             e.1 += usize::from(under);
         }

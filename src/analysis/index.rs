@@ -25,10 +25,37 @@ const ROUNDS: usize = 12;
 /// Method names so common in std and every library that linking through them would join
 /// unrelated values.
 const TOO_COMMON: &[&str] = &[
-    "new", "default", "clone", "build", "unwrap", "expect", "into", "from", "as_ref", "borrow",
-    "lock", "ok", "map", "map_err", "and_then", "to_owned", "to_string", "iter", "unwrap_or",
-    "unwrap_or_else", "ok_or", "cloned", "take", "as_str", "len", "is_empty", "fmt", "drop",
-    "deref", "eq", "hash",
+    "new",
+    "default",
+    "clone",
+    "build",
+    "unwrap",
+    "expect",
+    "into",
+    "from",
+    "as_ref",
+    "borrow",
+    "lock",
+    "ok",
+    "map",
+    "map_err",
+    "and_then",
+    "to_owned",
+    "to_string",
+    "iter",
+    "unwrap_or",
+    "unwrap_or_else",
+    "ok_or",
+    "cloned",
+    "take",
+    "as_str",
+    "len",
+    "is_empty",
+    "fmt",
+    "drop",
+    "deref",
+    "eq",
+    "hash",
 ];
 
 /// A function name too common to link through (`f:Client::new` still links: its type is known).
@@ -170,7 +197,7 @@ impl CrateIndex {
             sites.dedup_by(|a, b| a.path == b.path && a.site.anchor == b.site.anchor);
             let secs = t
                 .default_secs
-                .map(|s| s as f64)
+                .map(|s| f64::from(u32::try_from(s).unwrap_or(u32::MAX)))
                 .or_else(|| secs_of(&t.duration, &consts));
             out.clients.push(ClientFinding {
                 path: files[fi].path.clone(),
@@ -198,7 +225,8 @@ impl Names {
         let mut add = |known: &str| {
             let unknown = if let Some(rest) = known.strip_prefix("field:") {
                 rest.split_once('.').map(|(_, f)| format!("field:?.{f}"))
-            } else if let Some((_, m)) = known.strip_prefix("f:").and_then(|r| r.rsplit_once("::")) {
+            } else if let Some((_, m)) = known.strip_prefix("f:").and_then(|r| r.rsplit_once("::"))
+            {
                 // A method call on an unknown receiver can only be a method, never a free fn.
                 Some(format!("f:?::{m}"))
             } else {
@@ -234,7 +262,11 @@ impl Names {
             } else {
                 self.defined.contains(callee)
             };
-            return if defined { Vec::new() } else { vec![n.to_string()] };
+            return if defined {
+                Vec::new()
+            } else {
+                vec![n.to_string()]
+            };
         }
         if !n.contains('?') {
             return vec![n.to_string()];
@@ -371,8 +403,7 @@ fn reach(
 }
 
 /// Seconds of a duration expression written with literals or crate constants.
-#[must_use]
-pub fn secs_of(text: &str, consts: &HashMap<&str, &str>) -> Option<f64> {
+fn secs_of(text: &str, consts: &HashMap<&str, &str>) -> Option<f64> {
     secs_depth(text, consts, 0)
 }
 
@@ -402,21 +433,31 @@ fn secs_depth(text: &str, consts: &HashMap<&str, &str>, depth: usize) -> Option<
         // A constant of Duration type.
         let name = t.trim_start_matches("Self::").trim_start_matches("crate::");
         let name = name.rsplit("::").next().unwrap_or(name);
-        if name.chars().all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
+        if name
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
             && !name.is_empty()
         {
-            return consts.get(name).and_then(|v| secs_depth(v, consts, depth + 1));
+            return consts
+                .get(name)
+                .and_then(|v| secs_depth(v, consts, depth + 1));
         }
         return None;
     }
     let arg = rest.split([',', ')']).next().unwrap_or("");
-    let arg = arg.trim_end_matches("u64").trim_end_matches("_u64").replace('_', "");
+    let arg = arg
+        .trim_end_matches("u64")
+        .trim_end_matches("_u64")
+        .replace('_', "");
     let n = if let Ok(n) = arg.parse::<f64>() {
         n
     } else {
         let name = arg.rsplit("::").next().unwrap_or(&arg);
         let v = consts.get(name)?;
-        let v: String = v.chars().filter(|c| c.is_ascii_digit() || *c == '.').collect();
+        let v: String = v
+            .chars()
+            .filter(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
         v.parse::<f64>().ok()?
     };
     Some(n * unit)
@@ -428,8 +469,7 @@ mod tests {
 
     #[test]
     fn durations_from_literals_and_constants() {
-        let consts: HashMap<&str, &str> =
-            [("T", "Duration :: from_secs (30)"), ("N", "10")].into();
+        let consts: HashMap<&str, &str> = [("T", "Duration :: from_secs (30)"), ("N", "10")].into();
         assert_eq!(secs_of("Duration::from_secs(5)", &consts), Some(5.0));
         assert_eq!(secs_of("Duration::from_millis(1500)", &consts), Some(1.5));
         assert_eq!(secs_of("T", &consts), Some(30.0));

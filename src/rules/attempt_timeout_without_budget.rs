@@ -55,7 +55,7 @@ pub(super) fn from_index(index: &CrateIndex, path: &str) -> Vec<Diagnostic> {
 
 fn fmt_secs(s: f64) -> String {
     if (s - s.round()).abs() < 1e-9 {
-        format!("{}", s.round() as u64)
+        format!("{s:.0}")
     } else {
         format!("{s:.1}")
     }

@@ -65,7 +65,7 @@ fn diagnostic(f: &ClientFinding) -> Diagnostic {
         (_, _, true) => format!("{per} x unbounded attempts, with no overall deadline"),
         (Some(s), Some(n), false) => format!(
             "{per} x {n} attempts = {}s worst case, with no overall deadline",
-            fmt_secs(s * n as f64)
+            fmt_secs(s * f64::from(u32::try_from(n).unwrap_or(u32::MAX)))
         ),
         (_, Some(n), false) => format!("{per} x {n} attempts, with no overall deadline"),
         (_, None, false) => format!("{per}, restarted on every attempt, with no overall deadline"),
@@ -98,7 +98,7 @@ fn diagnostic(f: &ClientFinding) -> Diagnostic {
 
 fn fmt_secs(s: f64) -> String {
     if (s - s.round()).abs() < 1e-9 {
-        format!("{}", s.round() as u64)
+        format!("{s:.0}")
     } else {
         format!("{s:.1}")
     }
