@@ -792,7 +792,9 @@ impl Summarizer<'_> {
     /// What a call passes in each position flows into the callee's parameter.
     fn arg_flows<'e>(&mut self, key: &str, args: impl Iterator<Item = &'e Expr>) {
         for (i, a) in args.enumerate() {
-            if matches!(a, Expr::Lit(_) | Expr::Closure(_)) {
+            // A closure argument counts: it is how an operation reaches a retry helper
+            // (`wrapper.run(|| client.get(url).send())`).
+            if matches!(a, Expr::Lit(_)) {
                 continue;
             }
             let s = self.srcs(a);

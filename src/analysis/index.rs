@@ -128,7 +128,7 @@ impl CrateIndex {
             }
         }
         let names = Names::new(files);
-        let timed = timed_fns(files, &names);
+        let timed = timed_fns(files);
         let has_deadline = |s: &SiteUse| {
             s.local_deadline
                 || s.reads.iter().any(|r| match r {
@@ -156,18 +156,33 @@ impl CrateIndex {
         }
         let mut by_seed: BTreeMap<Seed, Vec<SiteRef>> = BTreeMap::new();
         let mut out = CrateIndex::default();
+        // A client the crate already retries under a deadline (a bounded site reads it) is
+        // reached by outer loops through that bounded retry: only a site that uses the client
+        // itself (not through the crate's helpers) multiplies its timeout.
+        let mut bounded: BTreeSet<Seed> = BTreeSet::new();
+        let mut unbounded: Vec<(usize, &SiteUse, BTreeMap<Seed, usize>)> = Vec::new();
         for (fi, f) in files.iter().enumerate() {
             for site in &f.sites {
+                let r = reach(fi, &site.reads, &taint, &bodies, &names);
                 if has_deadline(site) {
-                    continue;
-                }
-                for seed in reach(fi, &site.reads, &taint, &bodies, &names) {
-                    by_seed.entry(seed).or_default().push(SiteRef {
-                        path: f.path.clone(),
-                        site: site.clone(),
-                    });
+                    bounded.extend(r.keys().copied());
+                } else {
+                    unbounded.push((fi, site, r));
                 }
             }
+        }
+        for (fi, site, r) in unbounded {
+            for (seed, depth) in r {
+                if depth > 0 && bounded.contains(&seed) {
+                    continue;
+                }
+                by_seed.entry(seed).or_default().push(SiteRef {
+                    path: files[fi].path.clone(),
+                    site: site.clone(),
+                });
+            }
+        }
+        for (fi, f) in files.iter().enumerate() {
             for t in &f.attempt_timers {
                 let site = &f.sites[t.site];
                 if has_deadline(site) || site.unbounded {
@@ -285,37 +300,14 @@ impl Names {
     }
 }
 
-/// Functions that check elapsed or remaining time, directly or through the crate functions they
-/// call (a few calls deep): a site that calls one checks a deadline in a helper.
-fn timed_fns(files: &[&ClientSummary], names: &Names) -> BTreeSet<String> {
-    let mut timed: BTreeSet<String> = files
+/// Functions that compare elapsed or remaining time: a site that calls one checks a deadline in
+/// a helper (`if ctx.exhausted() { return Err(..) }`). Only direct calls count: followed further,
+/// any logging of elapsed time deep in a request path would silence real findings.
+fn timed_fns(files: &[&ClientSummary]) -> BTreeSet<String> {
+    files
         .iter()
         .flat_map(|f| f.time_checks.iter().cloned())
-        .collect();
-    for _ in 0..CALL_DEPTH {
-        let mut add = Vec::new();
-        for f in files {
-            for (k, reads) in &f.bodies {
-                if timed.contains(k) {
-                    continue;
-                }
-                let calls_timed = reads.iter().any(|r| match r {
-                    Src::Name(n) if n.starts_with("f:") => {
-                        names.resolve(n).iter().any(|n| timed.contains(n))
-                    }
-                    _ => false,
-                });
-                if calls_timed {
-                    add.push(k.clone());
-                }
-            }
-        }
-        if add.is_empty() {
-            break;
-        }
-        timed.extend(add);
-    }
-    timed
+        .collect()
 }
 
 /// Name -> the seeds that reach it, to a fixed point.
@@ -369,24 +361,25 @@ fn reach(
     taint: &HashMap<String, BTreeSet<Seed>>,
     bodies: &HashMap<&str, Vec<(usize, &Src)>>,
     names: &Names,
-) -> BTreeSet<Seed> {
-    let mut out = BTreeSet::new();
+) -> BTreeMap<Seed, usize> {
+    // Seed -> how many crate calls deep the site reaches it (0: the site reads it itself).
+    let mut out: BTreeMap<Seed, usize> = BTreeMap::new();
     let mut frontier: Vec<(usize, &Src)> = reads.iter().map(|r| (fi, r)).collect();
     let mut seen_fns: BTreeSet<&str> = BTreeSet::new();
-    for _ in 0..=CALL_DEPTH {
+    for depth in 0..=CALL_DEPTH {
         let mut next = Vec::new();
         for (f, s) in frontier {
             match s {
                 Src::Seed(i) => {
-                    out.insert((f, *i));
+                    out.entry((f, *i)).or_insert(depth);
                 }
                 Src::Name(n) => {
                     for n in names.resolve(n) {
                         if too_common(&n) {
                             continue;
                         }
-                        if let Some(ss) = taint.get(&n) {
-                            out.extend(ss.iter().copied());
+                        for &seed in taint.get(&n).into_iter().flatten() {
+                            out.entry(seed).or_insert(depth);
                         }
                         if let Some((k, b)) = bodies.get_key_value(n.as_str()) {
                             if seen_fns.insert(k) {
