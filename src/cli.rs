@@ -192,6 +192,15 @@ pub fn lint_paths(
                             || report.summary.as_ref().is_some_and(|s| {
                                 !s.timeouts.is_empty() || !s.attempt_timers.is_empty()
                             });
+                        // Without the crate join nobody reads the summary: don't hold it.
+                        let report = if config.crate_index {
+                            report
+                        } else {
+                            FileReport {
+                                summary: None,
+                                ..report
+                            }
+                        };
                         (keep.then_some(src), report)
                     }
                     Err(message) => (

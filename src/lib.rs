@@ -3,6 +3,9 @@
 //!
 //! The pipeline runs in one direction:
 //! `walk` -> `parse` -> `analysis::Facts` -> `rules::*::check` -> `emit::*`.
+//! Cross-file rules read a crate index (`analysis::index`) joined in `cli` from small per-file
+//! summaries (`analysis::clients`), one crate per nearest `Cargo.toml`; no syntax tree outlives
+//! its file's pass.
 //!
 //! Invariants (each has a test):
 //! 1. Only the edge does IO: [`walk`], `cli` and `main`. Every other module takes `&str` and

@@ -365,7 +365,7 @@ impl Summarizer<'_> {
             return None;
         }
         let chain = self.chain(&m.receiver);
-        let own_retries = self.own_retries(m, &chain);
+        let own_retries = self.own_retries(&chain);
         let counts = match (&chain.root, name) {
             // A socket's read timeout bounds the read the site retries.
             (_, "set_read_timeout") => true,
@@ -391,8 +391,7 @@ impl Summarizer<'_> {
 
     /// `RequestConfig::new().timeout(d).retry_limit(3)`: the count of the configuration's own
     /// retries, unless the same chain also bounds the total.
-    fn own_retries(&self, m: &syn::ExprMethodCall, chain: &Chain) -> Option<String> {
-        let _ = m;
+    fn own_retries(&self, chain: &Chain) -> Option<String> {
         let c = &self.apis.clients;
         if chain.methods.iter().any(|(n, _, _)| c.totals.contains(n)) {
             return None;

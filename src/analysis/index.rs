@@ -115,6 +115,11 @@ impl CrateIndex {
     /// Join the summaries of one crate's files.
     #[must_use]
     pub fn build(files: &[&ClientSummary]) -> Self {
+        let seeds = files.iter().any(|f| !f.timeouts.is_empty());
+        if !seeds && files.iter().all(|f| f.attempt_timers.is_empty()) {
+            // Most crates build no client with a timeout: nothing to join.
+            return Self::default();
+        }
         let consts: HashMap<&str, &str> = files
             .iter()
             .flat_map(|f| f.consts.iter().map(|(k, v)| (k.as_str(), v.as_str())))
@@ -141,7 +146,11 @@ impl CrateIndex {
                         .is_some_and(|&(total, under)| total > 0 && total == under)
                 })
         };
-        let taint = taint(files, &names);
+        let taint = if seeds {
+            taint(files, &names)
+        } else {
+            HashMap::new()
+        };
         let mut bodies: HashMap<&str, Vec<(usize, &Src)>> = HashMap::new();
         for (fi, f) in files.iter().enumerate() {
             for (k, reads) in &f.bodies {
@@ -162,7 +171,7 @@ impl CrateIndex {
         let mut bounded: BTreeSet<Seed> = BTreeSet::new();
         let mut unbounded: Vec<(usize, &SiteUse, BTreeMap<Seed, usize>)> = Vec::new();
         for (fi, f) in files.iter().enumerate() {
-            for site in &f.sites {
+            for site in f.sites.iter().filter(|_| seeds) {
                 let r = reach(fi, &site.reads, &taint, &bodies, &names);
                 if has_deadline(site) {
                     bounded.extend(r.keys().copied());
@@ -312,39 +321,46 @@ fn timed_fns(files: &[&ClientSummary]) -> BTreeSet<String> {
 
 /// Name -> the seeds that reach it, to a fixed point.
 fn taint(files: &[&ClientSummary], names: &Names) -> HashMap<String, BTreeSet<Seed>> {
+    // Resolve every flow's names once; the rounds then only look names up.
+    let mut flows: Vec<(Vec<Seed>, Vec<String>, Vec<String>)> = Vec::new();
+    for (fi, f) in files.iter().enumerate() {
+        for flow in &f.flows {
+            if too_common(&flow.dest) {
+                continue;
+            }
+            let mut seeds = Vec::new();
+            let mut srcs = Vec::new();
+            for s in &flow.srcs {
+                match s {
+                    Src::Seed(i) => seeds.push((fi, *i)),
+                    Src::Name(n) if !too_common(n) => srcs.extend(names.resolve(n)),
+                    Src::Name(_) => {}
+                }
+            }
+            let dests = names.resolve(&flow.dest);
+            if !dests.is_empty() && (!seeds.is_empty() || !srcs.is_empty()) {
+                flows.push((seeds, srcs, dests));
+            }
+        }
+    }
     let mut t: HashMap<String, BTreeSet<Seed>> = HashMap::new();
     for _ in 0..ROUNDS {
         let mut changed = false;
-        for (fi, f) in files.iter().enumerate() {
-            for flow in &f.flows {
-                if too_common(&flow.dest) {
-                    continue;
+        for (seeds, srcs, dests) in &flows {
+            let mut add: BTreeSet<Seed> = seeds.iter().copied().collect();
+            for n in srcs {
+                if let Some(ss) = t.get(n) {
+                    add.extend(ss.iter().copied());
                 }
-                let mut add = BTreeSet::new();
-                for s in &flow.srcs {
-                    match s {
-                        Src::Seed(i) => {
-                            add.insert((fi, *i));
-                        }
-                        Src::Name(n) if !too_common(n) => {
-                            for r in names.resolve(n) {
-                                if let Some(ss) = t.get(&r) {
-                                    add.extend(ss.iter().copied());
-                                }
-                            }
-                        }
-                        Src::Name(_) => {}
-                    }
-                }
-                if add.is_empty() {
-                    continue;
-                }
-                for dest in names.resolve(&flow.dest) {
-                    let e = t.entry(dest).or_default();
-                    let before = e.len();
-                    e.extend(add.iter().copied());
-                    changed |= e.len() != before;
-                }
+            }
+            if add.is_empty() {
+                continue;
+            }
+            for dest in dests {
+                let e = t.entry(dest.clone()).or_default();
+                let before = e.len();
+                e.extend(add.iter().copied());
+                changed |= e.len() != before;
             }
         }
         if !changed {
