@@ -2,14 +2,19 @@
 //! every retry site, "which timeout-carrying clients does this site go through, and is anything
 //! bounding the whole site?".
 //!
-//! Names flow to a fixed point (a seed in `make_client` taints `f:make_client`, which taints
-//! `field:http` where a constructor stores its result, which reaches every site reading
-//! `self.http`), and a site reaches what the crate functions it calls read, a few calls deep.
-//! A site has an overall deadline when the file's model says so or when every call of its
-//! function anywhere in the crate runs inside a deadline wrapper.
+//! Names flow to a fixed point (a seed in `make_client` taints `f:Settings::make_client`, which
+//! taints `field:Api.http` where a constructor stores its result, which reaches every site
+//! reading `self.http`); arguments reach crate functions through `param:` names and pass through
+//! external wrappers (`Arc::new`, `Ok`) only; a site reaches what the crate functions it calls
+//! read, a few calls deep. A name whose owner type is unknown (`x.send()`, `state.client`) links
+//! to the crate's functions or fields of that name only when there are at most two.
+//! A site has an overall deadline when the file's model says so, when it calls a helper that
+//! compares elapsed time, or when every call of its function anywhere in the crate runs inside a
+//! deadline wrapper. A client the crate already retries under a deadline is not charged to outer
+//! loops that reach it only through helpers (that is nested retry, another rule's problem).
 //!
-//! Deliberately absent: syntax trees (only summaries are held) and any guess: a site that reads
-//! no tainted name gets no finding.
+//! Deliberately absent: syntax trees (only summaries are held) and types: what no name links
+//! gives no finding.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
