@@ -841,24 +841,27 @@ impl Summarizer<'_> {
             return *s;
         }
         self.seen.insert(span.start, None);
-        let outer = self.facts.sites.iter().any(|s| {
+        let innermost = |x: Span| {
+            self.facts
+                .functions
+                .iter()
+                .rposition(|f| f.span.contains(x))
+        };
+        let here = innermost(span);
+        let outer = self.facts.sites.iter().position(|s| {
+            let between = self.src.slice(Span::new(s.span.end, span.start));
             s.span.end <= span.start
+                && innermost(s.span) == here
                 && matches!(&s.kind, super::SiteKind::Combinator(p) if p.contains("tower::retry"))
-                && self
-                    .src
-                    .slice(Span::new(s.span.end, span.start))
-                    .contains(".layer(")
-                && !self
-                    .src
-                    .slice(Span::new(s.span.end, span.start))
-                    .contains(';')
-        });
-        if !outer {
-            return None;
-        }
-        let d = c.args.first()?.to_token_stream().to_string();
+                && between.contains(".layer(")
+                && !between.contains(';')
+        })?;
+        let d = c.args.first()?;
+        let d = self.src.slice(self.span(d.span())).to_string();
         let s = self.push_timeout(span, "TimeoutLayer::new".into(), &d, None, None);
         self.seen.insert(span.start, Some(s));
+        // The retry layer wraps it: every retried call goes through this timeout.
+        self.out.sites[outer].reads.insert(Src::Seed(s));
         Some(s)
     }
 }

@@ -43,6 +43,8 @@ fn diagnostic(f: &ClientFinding) -> Diagnostic {
     let t = &f.timeout;
     let what = if t.default_secs.is_some() {
         format!("`{}()` has a default request timeout", t.method)
+    } else if t.method.contains("::") {
+        format!("`{}(..)` bounds each attempt", t.method)
     } else {
         format!("`.{}(..)` bounds each attempt", t.method)
     };
