@@ -31,6 +31,52 @@ pub struct Apis {
     /// Single-use request bodies.
     #[serde(default)]
     pub bodies: Bodies,
+    /// Clients and the timeouts they carry.
+    #[serde(default)]
+    pub clients: Clients,
+}
+
+/// `[clients]`: how clients are built and which of their timeouts bound one attempt.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Clients {
+    /// Calls that start building a client.
+    #[serde(default)]
+    pub builders: Vec<String>,
+    /// Methods that start a request on a client.
+    #[serde(default)]
+    pub requests: Vec<String>,
+    /// Methods that set a per-request, header or read timeout.
+    #[serde(default)]
+    pub timeouts: Vec<String>,
+    /// Connection-setup timeouts, never counted.
+    #[serde(default)]
+    pub connection_only: Vec<String>,
+    /// Constructors with a built-in request timeout.
+    #[serde(default)]
+    pub default_timeouts: Vec<DefaultTimeout>,
+    /// Layers that time out each call of the wrapped service.
+    #[serde(default)]
+    pub timeout_layers: Vec<String>,
+    /// Request-configuration methods that make the library retry by itself.
+    #[serde(default)]
+    pub retry_counts: Vec<String>,
+    /// Request-configuration methods that bound all attempts together.
+    #[serde(default)]
+    pub totals: Vec<String>,
+    /// Calls that time out only the future they wrap.
+    #[serde(default)]
+    pub attempt_timers: Vec<String>,
+}
+
+/// A constructor whose client times requests out by default.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DefaultTimeout {
+    /// Full path.
+    pub path: String,
+    /// The default, in seconds.
+    pub secs: u64,
 }
 
 /// `[sleeps]`.
@@ -244,6 +290,16 @@ impl Apis {
         self.cancellation.names.extend(other.cancellation.names);
         self.requests.extend(other.requests);
         self.bodies.extend(other.bodies);
+        let (c, o) = (&mut self.clients, other.clients);
+        c.builders.extend(o.builders);
+        c.requests.extend(o.requests);
+        c.timeouts.extend(o.timeouts);
+        c.connection_only.extend(o.connection_only);
+        c.default_timeouts.extend(o.default_timeouts);
+        c.timeout_layers.extend(o.timeout_layers);
+        c.retry_counts.extend(o.retry_counts);
+        c.totals.extend(o.totals);
+        c.attempt_timers.extend(o.attempt_timers);
     }
 
     /// Is `path` (resolved) a known async or blocking sleep? Returns `Some(true)` for blocking.
@@ -327,6 +383,27 @@ impl Apis {
                 .map(ident),
         );
         words.retain(|w| !w.is_empty());
+        words
+    }
+
+    /// Words a client timeout is written with: timeout methods, timeout layers, constructors with
+    /// a default timeout, per-attempt timers (the crate rules' files and the index's inputs).
+    #[must_use]
+    pub fn client_words(&self) -> Vec<String> {
+        let mut words: Vec<String> = self
+            .clients
+            .timeouts
+            .iter()
+            .map(|w| w.to_ascii_lowercase())
+            .collect();
+        words.extend(self.clients.timeout_layers.iter().map(|p| written_key(p)));
+        words.extend(
+            self.clients
+                .default_timeouts
+                .iter()
+                .map(|d| written_key(&d.path)),
+        );
+        words.extend(self.clients.attempt_timers.iter().map(|p| written_key(p)));
         words
     }
 

@@ -10,6 +10,8 @@ use std::sync::Mutex;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+use crate::analysis::clients::ClientSummary;
+use crate::analysis::index::CrateIndex;
 use crate::diagnostic::FileError;
 use crate::emit::{self, Report};
 use crate::lint::{self, Config, FileReport};
@@ -61,6 +63,9 @@ pub struct Args {
     /// Parse every file, even those that cannot hold a finding (slower; same findings).
     #[arg(long, hide = true)]
     no_prefilter: bool,
+    /// Lint every file as its own crate (skip the cross-file index; for measuring its cost).
+    #[arg(long, hide = true)]
+    no_index: bool,
     /// Exit 0 even when there are findings.
     #[arg(long)]
     exit_zero: bool,
@@ -173,6 +178,7 @@ fn run(args: &Args) -> anyhow::Result<u8> {
     let mut config = resolved.lint_config();
     config.prefilter = !args.no_prefilter;
     config.max_file_bytes = args.max_file_size;
+    config.crate_index = !args.no_index;
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
@@ -228,7 +234,20 @@ pub fn lint_paths(
                     Ok(text) => {
                         let src = SourceFile::new(shown, text);
                         let report = lint::lint_source(&src, config);
-                        let keep = !report.diagnostics.is_empty();
+                        // A file with a timeout may receive findings once its crate is joined.
+                        let keep = !report.diagnostics.is_empty()
+                            || report.summary.as_ref().is_some_and(|s| {
+                                !s.timeouts.is_empty() || !s.attempt_timers.is_empty()
+                            });
+                        // Without the crate join nobody reads the summary: don't hold it.
+                        let report = if config.crate_index {
+                            report
+                        } else {
+                            FileReport {
+                                summary: None,
+                                ..report
+                            }
+                        };
                         (keep.then_some(src), report)
                     }
                     Err(message) => (
@@ -265,13 +284,18 @@ pub fn lint_paths(
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     results.sort_by_key(|r| r.0);
+    if config.crate_index {
+        join_crates(&files, &mut results, config);
+    }
     let mut out = Vec::new();
     for (_, src, report) in results {
         if let Some(e) = report.error {
             errors.push(e);
         }
         if let Some(src) = src {
-            out.push((src, report.diagnostics));
+            if !report.diagnostics.is_empty() {
+                out.push((src, report.diagnostics));
+            }
         }
     }
     errors.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
@@ -280,6 +304,45 @@ pub fn lint_paths(
         errors,
         files_checked: files.len(),
         rules: config.rules.clone(),
+    }
+}
+
+/// Pass 2: group the files by crate (nearest `Cargo.toml`), join each crate's summaries, and
+/// replace the crate-level rules' single-file findings with the crate's.
+fn join_crates(
+    files: &[PathBuf],
+    results: &mut [(usize, Option<SourceFile>, FileReport)],
+    config: &Config,
+) {
+    let mut roots = walk::CrateRoots::default();
+    let mut crates: std::collections::BTreeMap<Option<PathBuf>, Vec<usize>> =
+        std::collections::BTreeMap::new();
+    for (k, (i, _, report)) in results.iter().enumerate() {
+        if report.summary.is_some() {
+            crates.entry(roots.of(&files[*i])).or_default().push(k);
+        }
+    }
+    for members in crates.values() {
+        if members.len() < 2 {
+            // Alone in its crate: the single-file findings already are the crate's.
+            continue;
+        }
+        let summaries: Vec<&ClientSummary> = members
+            .iter()
+            .filter_map(|&k| results[k].2.summary.as_ref())
+            .collect();
+        let index = CrateIndex::build(&summaries);
+        for &k in members {
+            let (_, src, report) = &mut results[k];
+            let Some(src) = src else { continue };
+            report
+                .diagnostics
+                .retain(|d| !rules::CRATE_RULES.iter().any(|r| r.name == d.rule.name));
+            report
+                .diagnostics
+                .extend(rules::crate_findings(&index, &src.path, &config.rules));
+            lint::sort(&mut report.diagnostics);
+        }
     }
 }
 

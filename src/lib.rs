@@ -4,6 +4,9 @@
 //! The pipeline runs in one direction:
 //! `walk` -> `parse` -> `analysis::Facts` -> `rules::*::check` -> `suppression` -> `emit::*`,
 //! with `config` deciding what runs and `baseline` hiding known findings before output.
+//! Cross-file rules read a crate index (`analysis::index`) joined in `cli` from small per-file
+//! summaries (`analysis::clients`), one crate per nearest `Cargo.toml`; no syntax tree outlives
+//! its file's pass.
 //!
 //! Invariants (each has a test):
 //! 1. Only the edge does IO: [`walk`], `cli` and `main`, `config::read_config_files` (finding and

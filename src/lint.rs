@@ -7,6 +7,8 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::analysis;
+use crate::analysis::clients::{self, ClientSummary};
+use crate::analysis::index::CrateIndex;
 use crate::apis::Apis;
 use crate::diagnostic::{Diagnostic, FileError};
 use crate::parse;
@@ -27,6 +29,8 @@ pub struct Config {
     /// Per-rule levels and per-file ignores from configuration (`config`).
     pub settings: crate::config::FileSettings,
     prefilter_words: Prefilter,
+    /// Join each crate's files for the cross-file rules (`lint_paths` only).
+    pub crate_index: bool,
 }
 
 impl Config {
@@ -41,6 +45,7 @@ impl Config {
             max_file_bytes: parse::DEFAULT_MAX_FILE_BYTES,
             settings: crate::config::FileSettings::default(),
             prefilter_words,
+            crate_index: true,
         }
     }
 
@@ -60,6 +65,9 @@ pub struct FileReport {
     pub error: Option<FileError>,
     /// Whether the file was parsed (false when the prefilter skipped it).
     pub parsed: bool,
+    /// What the crate index needs from this file (set when the file was analysed and could
+    /// take part in a cross-file finding).
+    pub summary: Option<ClientSummary>,
 }
 
 /// Lint one file.
@@ -89,6 +97,7 @@ pub fn lint_source(src: &SourceFile, config: &Config) -> FileReport {
                     message: format!("internal error while analysing this file: {what}"),
                 }),
                 parsed: true,
+                summary: None,
             }
         }
     }
@@ -108,15 +117,20 @@ fn lint_parsed(src: &SourceFile, config: &Config) -> FileReport {
                 diagnostics: Vec::new(),
                 error: Some(e),
                 parsed: false,
+                summary: None,
             }
         }
     };
     let facts = analysis::analyze(&ast, src, &config.apis);
+    let summary = clients::summarize(&ast, src, &config.apis, &facts);
+    // Alone, the file is its own crate; `cli` re-joins whole crates from the summaries.
+    let krate = CrateIndex::build(&[&summary]);
     let cx = Context {
         src,
         ast: &ast,
         facts: &facts,
         apis: &config.apis,
+        krate: &krate,
     };
     let mut diagnostics: Vec<Diagnostic> =
         config.rules.iter().flat_map(|r| (r.check)(&cx)).collect();
@@ -124,10 +138,14 @@ fn lint_parsed(src: &SourceFile, config: &Config) -> FileReport {
     crate::suppression::apply(src, config, &mut diagnostics);
     crate::config::adjust(src, &config.settings, &mut diagnostics);
     sort(&mut diagnostics);
+    // Only a file the prefilter would let through may feed the crate index, so cross-file
+    // findings are the same with the prefilter on and off.
+    let summary = (config.may_match(&src.text) && !summary.is_empty()).then_some(summary);
     FileReport {
         diagnostics,
         error: None,
         parsed: true,
+        summary,
     }
 }
 

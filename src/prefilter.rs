@@ -7,7 +7,8 @@
 //! A trigger is one of:
 //! - a marker expanded from the library knowledge, so a new API in `rules/apis.toml` (or in a
 //!   user's configuration) can never be skipped: `@retry-sites` (every word that can make a
-//!   retry site: evidence words, `sleep`, combinator names), `@sleeps`, `@blocking-sleeps`;
+//!   retry site: evidence words, `sleep`, combinator names), `@sleeps`, `@blocking-sleeps`,
+//!   `@clients` (the words a client timeout is written with);
 //! - an identifier-like word, matched ASCII-case-insensitively as a WHOLE word of code the way
 //!   the analysis splits identifiers (`maxRetries` holds `retries`, `entries` does not hold
 //!   `tries`), in code, strings and doc comments but not in plain `//` / `/* */` comments, which
@@ -51,6 +52,8 @@ impl Prefilter {
             for t in r.triggers {
                 match *t {
                     "+@requests" => context.extend(apis.request_words()),
+                    "+@clients" => context.extend(apis.client_words()),
+                    "@clients" => words.extend(apis.client_words()),
                     t if t.starts_with('+') => context.push(t[1..].to_ascii_lowercase()),
                     "@retry-sites" => words.extend(apis.retry_site_words()),
                     "@sleeps" => words.extend(apis.sleep_words(false)),

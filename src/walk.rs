@@ -135,6 +135,34 @@ pub fn display(path: &Path) -> String {
     }
 }
 
+/// The crate each file belongs to: the nearest ancestor directory holding a `Cargo.toml`,
+/// cached per directory.
+#[derive(Debug, Default)]
+pub struct CrateRoots {
+    cache: std::collections::HashMap<PathBuf, Option<PathBuf>>,
+}
+
+impl CrateRoots {
+    /// The crate root of `file`, or `None` outside any crate.
+    pub fn of(&mut self, file: &Path) -> Option<PathBuf> {
+        let dir = file.parent()?.to_path_buf();
+        self.dir(&dir)
+    }
+
+    fn dir(&mut self, dir: &Path) -> Option<PathBuf> {
+        if let Some(r) = self.cache.get(dir) {
+            return r.clone();
+        }
+        let r = if dir.join("Cargo.toml").is_file() {
+            Some(dir.to_path_buf())
+        } else {
+            dir.parent().and_then(|p| self.dir(p))
+        };
+        self.cache.insert(dir.to_path_buf(), r.clone());
+        r
+    }
+}
+
 /// Read a file as UTF-8, refusing files over `max_bytes`.
 pub fn read(path: &Path, max_bytes: u64) -> Result<String, String> {
     let meta = std::fs::metadata(path).map_err(|e| format!("cannot read: {e}"))?;

@@ -11,7 +11,9 @@
 //! Every word this module matches is listed in `rules/apis.toml`, which is what keeps the
 //! text prefilter exact.
 
+pub mod clients;
 pub mod imports;
+pub mod index;
 pub mod macros;
 pub mod requests;
 pub mod words;

@@ -4,6 +4,7 @@
 //! [`Facts`]; it never prints, touches the file system, or calls another rule. Adding a rule is
 //! its file, its doc, its fixture, its snapshot and one line in `registry!` below.
 
+use crate::analysis::index::CrateIndex;
 use crate::analysis::Facts;
 use crate::apis::Apis;
 use crate::diagnostic::{Diagnostic, Severity};
@@ -19,6 +20,8 @@ pub struct Context<'a> {
     pub facts: &'a Facts,
     /// Library knowledge from `rules/apis.toml` plus configuration.
     pub apis: &'a Apis,
+    /// Cross-file answers for the file's crate (just this file when it is linted alone).
+    pub krate: &'a CrateIndex,
 }
 
 /// A rule's static description.
@@ -68,6 +71,8 @@ registry! {
     unbounded_retry,
     uncancellable_backoff,
     blocking_sleep_in_async,
+    client_timeout_in_retry,
+    attempt_timeout_without_budget,
     body_reused_across_attempts,
     non_idempotent_retry_without_key,
     retry_after_uncapped,
@@ -76,6 +81,27 @@ registry! {
     backoff_without_jitter,
     unused_suppression,
     suppression_without_reason,
+}
+
+/// Rules whose findings come from the crate index: when a whole crate is linted, their per-file
+/// findings are replaced by [`crate_findings`] once every file of the crate is summarised.
+pub static CRATE_RULES: &[&Rule] = &[
+    &client_timeout_in_retry::RULE,
+    &attempt_timeout_without_budget::RULE,
+];
+
+/// The findings of the enabled crate-level rules whose primary location is in `path`.
+#[must_use]
+pub fn crate_findings(index: &CrateIndex, path: &str, enabled: &[&Rule]) -> Vec<Diagnostic> {
+    let on = |r: &Rule| enabled.iter().any(|e| e.name == r.name);
+    let mut out = Vec::new();
+    if on(&client_timeout_in_retry::RULE) {
+        out.extend(client_timeout_in_retry::from_index(index, path));
+    }
+    if on(&attempt_timeout_without_budget::RULE) {
+        out.extend(attempt_timeout_without_budget::from_index(index, path));
+    }
+    out
 }
 
 /// Look a rule up by its kebab name.

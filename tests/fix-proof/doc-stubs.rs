@@ -18,3 +18,15 @@ pub struct Order {
     /// Anything serialisable.
     pub amount: u64,
 }
+
+/// A service client whose `call` is one attempt.
+pub struct Client;
+
+/// What a call returns.
+pub struct Response;
+
+impl Client {
+    pub async fn call(&self) -> Result<Response, std::io::Error> {
+        Ok(Response)
+    }
+}

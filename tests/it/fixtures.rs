@@ -1,13 +1,32 @@
 //! Every rule against its fixture: findings exactly on the `//~ <rule>` lines, and the human
 //! rendering snapshotted in `tests/snapshots/<rule>.snap`.
 
-use crate::support::{fixture_files, human, lint_rule, marked_lines, root};
+use crate::support::{
+    fixture_dir, fixture_files, human, human_files, lint_crate, lint_rule, marked_lines, root,
+};
 use timeoutlint::rules::ALL;
 
 #[test]
 fn fixtures_fire_exactly_on_marked_lines() {
     let mut failures = Vec::new();
     for rule in ALL {
+        if let Some(dir) = fixture_dir(rule) {
+            // A directory is one crate: its files are linted together.
+            for (src, diags) in lint_crate(&dir, &[rule], true) {
+                let got: Vec<usize> = diags
+                    .iter()
+                    .map(|d| src.position(d.primary.start).line)
+                    .collect();
+                let want = marked_lines(&src.text, rule.name);
+                if got != want {
+                    failures.push(format!(
+                        "{} ({}): fired on {got:?}, marked {want:?}",
+                        src.path, rule.name
+                    ));
+                }
+            }
+            continue;
+        }
         for path in fixture_files(rule) {
             let text = std::fs::read_to_string(&path).unwrap();
             let rel = path
@@ -36,7 +55,11 @@ fn fixtures_fire_exactly_on_marked_lines() {
 fn fixture_snapshots() {
     for rule in ALL {
         let mut out = String::new();
-        for path in fixture_files(rule) {
+        let dir = fixture_dir(rule);
+        if let Some(dir) = &dir {
+            out = human_files(lint_crate(dir, &[rule], true), &[rule]);
+        }
+        for path in fixture_files(rule).into_iter().filter(|_| dir.is_none()) {
             let text = std::fs::read_to_string(&path).unwrap();
             let rel = path
                 .strip_prefix(root())
@@ -129,6 +152,18 @@ fn prefilter_never_changes_findings_on_fixtures() {
     let on = crate::support::config(&[], true);
     let off = crate::support::config(&[], false);
     for rule in ALL {
+        if let Some(dir) = fixture_dir(rule) {
+            let render = |p| {
+                lint_crate(&dir, &[], p)
+                    .iter()
+                    .flat_map(|(f, ds)| {
+                        ds.iter()
+                            .map(move |d| format!("{} {:?} {}", f.path, d.primary, d.rule.name))
+                    })
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(render(true), render(false), "{}", dir.display());
+        }
         for path in fixture_files(rule) {
             let text = std::fs::read_to_string(&path).unwrap();
             let src = SourceFile::new("f.rs", text);

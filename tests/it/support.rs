@@ -49,6 +49,55 @@ pub fn lint_rule(path: &str, text: &str, rule: &'static Rule) -> (SourceFile, Ve
     (src, own)
 }
 
+/// Lint a fixture directory as one crate (the cross-file index joins its files), with the
+/// prefilter as given. Returns every `.rs` file under `dir` with its findings, sorted by path.
+pub fn lint_crate(
+    dir: &Path,
+    only: &[&'static Rule],
+    prefilter: bool,
+) -> Vec<(SourceFile, Vec<Diagnostic>)> {
+    let c = config(only, prefilter);
+    let rel = dir.strip_prefix(root()).unwrap_or(dir).to_path_buf();
+    let saved = std::env::current_dir().unwrap();
+    assert_eq!(saved, root(), "integration tests run from the package root");
+    let report = timeoutlint::cli::lint_paths(&[rel], &[], &c, 2);
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    let mut out: Vec<(SourceFile, Vec<Diagnostic>)> = report.files;
+    let mut all = Vec::new();
+    collect(dir, &mut all);
+    for p in all {
+        let shown = p
+            .strip_prefix(root())
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        if !out.iter().any(|(f, _)| f.path == shown) {
+            let text = std::fs::read_to_string(&p).unwrap();
+            out.push((SourceFile::new(shown, text), Vec::new()));
+        }
+    }
+    out.sort_by(|a, b| a.0.path.cmp(&b.0.path));
+    out
+}
+
+/// The fixture directory of `rule`, when its fixture is a directory (linted as one crate).
+pub fn fixture_dir(rule: &Rule) -> Option<PathBuf> {
+    let d = root().join("fixtures").join(rule.name);
+    d.is_dir().then_some(d)
+}
+
+/// The human rendering of several files' findings (no colour).
+pub fn human_files(files: Vec<(SourceFile, Vec<Diagnostic>)>, rules: &[&'static Rule]) -> String {
+    let n = files.len();
+    let report = Report {
+        files: files.into_iter().filter(|(_, d)| !d.is_empty()).collect(),
+        errors: Vec::new(),
+        files_checked: n,
+        rules: rules.to_vec(),
+    };
+    emit::human::render(&report, false)
+}
+
 /// The human rendering (no colour) of `diags`.
 pub fn human(src: SourceFile, diags: Vec<Diagnostic>, rules: &[&'static Rule]) -> String {
     let report = Report {

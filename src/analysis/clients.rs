@@ -1,0 +1,1103 @@
+//! Pass 1 of the crate index: a small per-file summary of where clients get their timeouts and
+//! where those values flow, so the crate can be joined without keeping any syntax tree.
+//!
+//! A timeout call (`.timeout(d)` in a chain rooted at a known client builder, a request's own
+//! `.timeout(d)`, `*req.timeout_mut() = d`, a socket's `set_read_timeout(Some(d))`, a tower
+//! `TimeoutLayer` inside a retry layer, a constructor with a built-in timeout) is a *seed*. Each
+//! function records, statement by statement, which names its values come from (calls, fields,
+//! statics, seeds) and where they go (its return value, a struct field, a static): the flows
+//! [`super::index`] follows across files. Retry sites record every name they read.
+//!
+//! Deliberately absent: types. Names are joined by spelling (`field:http`, `f:client`), which is
+//! what lets a client built in `client/mod.rs` be found in `client/retry.rs`; what no name links
+//! gives no finding.
+
+use std::collections::{BTreeSet, HashMap};
+
+use quote::ToTokens;
+use syn::spanned::Spanned;
+use syn::visit::{self, Visit};
+use syn::{Expr, Pat};
+
+use super::imports::path_segments;
+use super::words::words_of;
+use super::{span_of, Cap, Deadline, Facts, FnKind, Imports};
+use crate::apis::Apis;
+use crate::source::{SourceFile, Span};
+
+/// Words of a duration that show it is derived from the time left, not fixed.
+pub const COMPUTED_WORDS: &[&str] = &[
+    "remaining",
+    "deadline",
+    "left",
+    "budget",
+    "until",
+    "min",
+    "elapsed",
+    "saturating",
+    "expiry",
+    "expires",
+    "rest",
+];
+
+/// Where a value comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Src {
+    /// The timeout call with this index in [`ClientSummary::timeouts`].
+    Seed(usize),
+    /// A name: `f:<fn>`, `f:<Type>::<fn>`, `field:<name>`, `static:<NAME>`.
+    Name(String),
+}
+
+/// One timeout that bounds a single attempt.
+#[derive(Debug, Clone)]
+pub struct TimeoutCall {
+    /// The call (primary location).
+    pub span: Span,
+    /// 1-based line, for notes in other files.
+    pub line: usize,
+    /// The method or constructor (`timeout`, `read_timeout`, `Client::new`).
+    pub method: String,
+    /// The duration argument as written.
+    pub duration: String,
+    /// A built-in default, in seconds (reqwest blocking's 30 s).
+    pub default_secs: Option<u64>,
+    /// The attempt count when the same configuration chain makes the library retry by itself.
+    pub own_retries: Option<String>,
+}
+
+/// A retry site with what it reads.
+#[derive(Debug, Clone)]
+pub struct SiteUse {
+    /// Where findings point.
+    pub anchor: Span,
+    /// 1-based line and column of the anchor.
+    pub line: usize,
+    /// Column.
+    pub col: usize,
+    /// The enclosing item function's name.
+    pub function: Option<String>,
+    /// A deadline found in the file (outer wrapper or a manual check).
+    pub local_deadline: bool,
+    /// A literal attempt cap.
+    pub cap: Option<u64>,
+    /// No attempt cap at all.
+    pub unbounded: bool,
+    /// Every name the site reads.
+    pub reads: BTreeSet<Src>,
+}
+
+/// `timeout(D, attempt)` inside a retry site.
+#[derive(Debug, Clone)]
+pub struct AttemptTimer {
+    /// The callee (primary location).
+    pub span: Span,
+    /// The duration as written.
+    pub duration: String,
+    /// Index into [`ClientSummary::sites`].
+    pub site: usize,
+}
+
+/// A value moves from `srcs` into `dest`.
+#[derive(Debug, Clone)]
+pub struct Flow {
+    /// What it is made of.
+    pub srcs: BTreeSet<Src>,
+    /// Where it goes (a name).
+    pub dest: String,
+}
+
+/// Everything pass 2 needs from one file.
+#[derive(Debug, Clone, Default)]
+pub struct ClientSummary {
+    /// Display path.
+    pub path: String,
+    /// Seeds.
+    pub timeouts: Vec<TimeoutCall>,
+    /// Value flows into names.
+    pub flows: Vec<Flow>,
+    /// Function key -> everything its body reads.
+    pub bodies: HashMap<String, BTreeSet<Src>>,
+    /// Retry sites.
+    pub sites: Vec<SiteUse>,
+    /// `const` / `static` name -> initializer text (for the arithmetic).
+    pub consts: HashMap<String, String>,
+    /// Function name -> (calls, calls inside a deadline wrapper's future).
+    pub calls: HashMap<String, (usize, usize)>,
+    /// Per-attempt timers at retry sites.
+    pub attempt_timers: Vec<AttemptTimer>,
+    /// Functions (keys) that compare elapsed or remaining time: a site calling one checks a
+    /// deadline in a helper.
+    pub time_checks: BTreeSet<String>,
+}
+
+impl ClientSummary {
+    /// Nothing in this file can take part in a cross-file finding.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.timeouts.is_empty()
+            && self.flows.is_empty()
+            && self.sites.is_empty()
+            && self.consts.is_empty()
+            && self.calls.is_empty()
+    }
+}
+
+/// Summarise one parsed file.
+#[must_use]
+pub fn summarize(file: &syn::File, src: &SourceFile, apis: &Apis, facts: &Facts) -> ClientSummary {
+    let mut sites_by_span = HashMap::new();
+    let mut out = ClientSummary {
+        path: src.path.clone(),
+        ..ClientSummary::default()
+    };
+    for (i, s) in facts.sites.iter().enumerate() {
+        sites_by_span.insert((s.span.start, s.span.end), i);
+        let mut f = s.function;
+        let mut function = None;
+        while let Some(i) = f {
+            let func = &facts.functions[i];
+            if func.kind == FnKind::Item {
+                function = Some(func.name.clone());
+                break;
+            }
+            f = func.parent;
+        }
+        let p = src.position(s.anchor.start);
+        out.sites.push(SiteUse {
+            anchor: s.anchor,
+            line: p.line,
+            col: p.col,
+            function,
+            local_deadline: matches!(s.deadline, Some(Deadline::Outer | Deadline::Manual)),
+            cap: match s.cap {
+                Cap::Literal(n) => Some(n),
+                _ => None,
+            },
+            unbounded: s.cap == Cap::None,
+            reads: BTreeSet::new(),
+        });
+    }
+    let mut c = Summarizer {
+        src,
+        apis,
+        imports: &facts.imports,
+        facts,
+        out,
+        sites_by_span,
+        locals: HashMap::new(),
+        builder_locals: BTreeSet::new(),
+        keys: Vec::new(),
+        impl_ty: Vec::new(),
+        seen: HashMap::new(),
+        deadline: 0,
+        body: BTreeSet::new(),
+    };
+    c.visit_file(file);
+    c.out
+}
+
+struct Summarizer<'a> {
+    src: &'a SourceFile,
+    apis: &'a Apis,
+    imports: &'a Imports,
+    facts: &'a Facts,
+    out: ClientSummary,
+    sites_by_span: HashMap<(usize, usize), usize>,
+    /// Locals of the current function -> what they were made of.
+    locals: HashMap<String, BTreeSet<Src>>,
+    /// Locals holding a client builder (`let mut b = Client::builder();`).
+    builder_locals: BTreeSet<String>,
+    /// Names under which the current function's return value is known.
+    keys: Vec<String>,
+    impl_ty: Vec<String>,
+    /// Span start of a recognised timeout call -> its seed index.
+    seen: HashMap<usize, Option<usize>>,
+    deadline: usize,
+    /// What the current function's body reads so far.
+    body: BTreeSet<Src>,
+}
+
+impl Summarizer<'_> {
+    fn span(&self, s: proc_macro2::Span) -> Span {
+        span_of(self.src, s)
+    }
+
+    fn resolve(&self, path: &syn::Path) -> Vec<String> {
+        let mut segs = path_segments(path);
+        if segs.first().is_some_and(|s| s == "Self") {
+            if let Some(t) = self.impl_ty.last() {
+                segs[0].clone_from(t);
+            }
+        }
+        self.imports.resolve(&segs)
+    }
+
+    /// The key of a path call: `f:foo` for a free function (also through a module path),
+    /// `f:Type::foo` for an associated function (`Self` is the impl's type).
+    fn call_key(&self, path: &syn::Path) -> Option<String> {
+        let segs = path_segments(path);
+        let last = segs.last()?;
+        if segs.len() >= 2 {
+            let ty = &segs[segs.len() - 2];
+            if ty == "Self" {
+                return Some(format!("f:{}::{last}", self.cur_ty()));
+            }
+            if ty.starts_with(|c: char| c.is_ascii_uppercase()) {
+                return Some(format!("f:{ty}::{last}"));
+            }
+        }
+        Some(format!("f:{last}"))
+    }
+
+    fn cur_ty(&self) -> String {
+        self.impl_ty.last().cloned().unwrap_or_default()
+    }
+
+    /// `self.x` is a field of the impl's type; any other receiver's type is unknown (`?`), and
+    /// the index resolves it only when one type of the crate has such a field.
+    fn owner(&self, recv: &Expr) -> String {
+        match recv {
+            Expr::Path(p) if p.path.is_ident("self") && !self.cur_ty().is_empty() => self.cur_ty(),
+            _ => "?".into(),
+        }
+    }
+
+    fn flow(&mut self, srcs: BTreeSet<Src>, dest: String) {
+        if !srcs.is_empty() {
+            self.out.flows.push(Flow { srcs, dest });
+        }
+    }
+
+    fn flow_return(&mut self, srcs: &BTreeSet<Src>) {
+        for k in self.keys.clone() {
+            self.flow(srcs.clone(), k);
+        }
+    }
+
+    /// What the value of `e` is made of: the receivers it calls methods on, the last field it
+    /// reads, what it passes through external wrappers (`Arc::new(client)`), closures it runs.
+    /// Registers the timeout calls it contains on the way.
+    fn srcs(&mut self, e: &Expr) -> BTreeSet<Src> {
+        let mut r = Reads {
+            s: self,
+            out: BTreeSet::new(),
+            value: true,
+        };
+        r.visit_expr(e);
+        r.out
+    }
+
+    /// Every name `e` mentions (what a site or a function body touches).
+    fn reads_all<T: ReadsNode + ?Sized>(&mut self, e: &T) -> BTreeSet<Src> {
+        let mut r = Reads {
+            s: self,
+            out: BTreeSet::new(),
+            value: false,
+        };
+        e.walk(&mut r);
+        r.out
+    }
+
+    /// Is this chain rooted at a client builder, a builder local, or a request start?
+    fn chain(&self, recv: &Expr) -> Chain {
+        let mut methods = Vec::new();
+        let mut cur = recv;
+        loop {
+            match cur {
+                Expr::MethodCall(m) => {
+                    methods.push((m.method.to_string(), m.args.len(), m.args.first().cloned()));
+                    cur = &m.receiver;
+                }
+                Expr::Try(t) => cur = &t.expr,
+                Expr::Paren(p) => cur = &p.expr,
+                Expr::Reference(r) => cur = &r.expr,
+                Expr::Await(a) => {
+                    methods.push(("await".into(), 0, None));
+                    cur = &a.base;
+                }
+                _ => break,
+            }
+        }
+        methods.reverse();
+        let root = match cur {
+            Expr::Call(c) => match &*c.func {
+                Expr::Path(p) => {
+                    let res = self.resolve(&p.path);
+                    if res.iter().any(|r| self.apis.clients.builders.contains(r)) {
+                        Root::Builder(res.first().cloned().unwrap_or_default())
+                    } else {
+                        Root::Other
+                    }
+                }
+                _ => Root::Other,
+            },
+            Expr::Path(p) => match p.path.get_ident() {
+                Some(id) if self.builder_locals.contains(&id.to_string()) => {
+                    Root::Builder(id.to_string())
+                }
+                _ => Root::Other,
+            },
+            _ => Root::Other,
+        };
+        Chain { root, methods }
+    }
+
+    /// Recognise a timeout method call; returns its seed.
+    fn timeout_method(&mut self, m: &syn::ExprMethodCall) -> Option<usize> {
+        let name = m.method.to_string();
+        if !self.apis.clients.timeouts.contains(&name) || name == "timeout_mut" {
+            return None;
+        }
+        let start = self.span(m.method.span()).start;
+        if let Some(s) = self.seen.get(&start) {
+            return *s;
+        }
+        let seed = self.classify(m, &name);
+        self.seen.insert(start, seed);
+        seed
+    }
+
+    fn classify(&mut self, m: &syn::ExprMethodCall, name: &str) -> Option<usize> {
+        let arg = m.args.first()?;
+        let text = self.src.slice(self.span(arg.span())).to_string();
+        if text == "None" || fixed_words_fail(&words_of(arg)) {
+            return None;
+        }
+        let chain = self.chain(&m.receiver);
+        let own_retries = self.own_retries(&chain);
+        let counts = match (&chain.root, name) {
+            // A socket's read timeout bounds the read the site retries.
+            (_, "set_read_timeout") => true,
+            (Root::Builder(b), _) if b.ends_with("ServiceBuilder::new") => false,
+            (Root::Builder(_), _) => true,
+            _ => {
+                let request = chain.methods.iter().any(|(n, args, _)| {
+                    *args >= 1 && self.apis.clients.requests.contains(n) && n != "await"
+                });
+                let awaited = chain
+                    .methods
+                    .iter()
+                    .any(|(n, _, _)| n == "await" || n == "send");
+                (request && !awaited) || own_retries.is_some()
+            }
+        };
+        if !counts {
+            return None;
+        }
+        let span = Span::new(self.span(m.method.span()).start, self.span(m.span()).end);
+        Some(self.push_timeout(span, name.to_string(), &text, None, own_retries))
+    }
+
+    /// `RequestConfig::new().timeout(d).retry_limit(3)`: the count of the configuration's own
+    /// retries, unless the same chain also bounds the total.
+    fn own_retries(&self, chain: &Chain) -> Option<String> {
+        let c = &self.apis.clients;
+        if chain.methods.iter().any(|(n, _, _)| c.totals.contains(n)) {
+            return None;
+        }
+        chain.methods.iter().find_map(|(n, _, a)| {
+            c.retry_counts
+                .contains(n)
+                .then(|| a.as_ref().map(|a| a.to_token_stream().to_string()))
+                .flatten()
+        })
+    }
+
+    fn push_timeout(
+        &mut self,
+        span: Span,
+        method: String,
+        duration: &str,
+        default_secs: Option<u64>,
+        own_retries: Option<String>,
+    ) -> usize {
+        let line = self.src.position(span.start).line;
+        self.out.timeouts.push(TimeoutCall {
+            span,
+            line,
+            method,
+            duration: duration.to_string(),
+            default_secs,
+            own_retries,
+        });
+        self.out.timeouts.len() - 1
+    }
+
+    fn fn_item(&mut self, sig: &syn::Signature, block: &syn::Block, f: impl FnOnce(&mut Self)) {
+        let name = sig.ident.to_string();
+        let saved = (
+            std::mem::take(&mut self.locals),
+            std::mem::take(&mut self.builder_locals),
+            std::mem::take(&mut self.keys),
+            std::mem::take(&mut self.body),
+            self.deadline,
+        );
+        self.deadline = 0;
+        let ty = self.cur_ty();
+        if ty.is_empty() {
+            self.keys.push(format!("f:{name}"));
+        } else {
+            self.keys.push(format!("f:{ty}::{name}"));
+        }
+        // A parameter is made of what callers pass in that position (`param:<key>#<i>`).
+        let typed = sig.inputs.iter().filter_map(|a| match a {
+            syn::FnArg::Typed(t) => Some(t),
+            syn::FnArg::Receiver(_) => None,
+        });
+        for (i, t) in typed.enumerate() {
+            let srcs: BTreeSet<Src> = self
+                .keys
+                .iter()
+                .map(|k| Src::Name(format!("param:{k}#{i}")))
+                .collect();
+            self.bind(&t.pat, &srcs, false);
+        }
+        f(self);
+        if let Some(syn::Stmt::Expr(tail, None)) = block.stmts.last() {
+            let s = self.srcs(tail);
+            self.flow_return(&s);
+        }
+        let mut body = std::mem::take(&mut self.body);
+        body.extend(self.reads_all(block));
+        for k in self.keys.clone() {
+            self.out
+                .bodies
+                .entry(k)
+                .or_default()
+                .extend(body.iter().cloned());
+        }
+        (
+            self.locals,
+            self.builder_locals,
+            self.keys,
+            self.body,
+            self.deadline,
+        ) = saved;
+    }
+
+    fn bind(&mut self, pat: &Pat, srcs: &BTreeSet<Src>, builder: bool) {
+        let mut names = Vec::new();
+        pat_idents(pat, &mut names);
+        for n in names {
+            if builder {
+                self.builder_locals.insert(n.clone());
+            }
+            self.locals.insert(n, srcs.clone());
+        }
+    }
+
+    fn is_builder_expr(&self, e: &Expr) -> bool {
+        match e {
+            Expr::MethodCall(m) => {
+                m.method != "build" && matches!(self.chain(e).root, Root::Builder(_))
+            }
+            Expr::Call(_) | Expr::Path(_) => matches!(self.chain(e).root, Root::Builder(_)),
+            _ => false,
+        }
+    }
+
+    fn attempt_timer(&mut self, call: &syn::ExprCall, resolved: &[String]) {
+        if !resolved
+            .iter()
+            .any(|r| self.apis.clients.attempt_timers.contains(r))
+        {
+            return;
+        }
+        let call_span = self.span(call.span());
+        // The innermost site that contains this call (a site inside the call is the other
+        // way round: a deadline around the site, which the retry-site model already knows).
+        let site = self
+            .facts
+            .sites
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.span.contains(call_span) && s.span != call_span)
+            .min_by_key(|(_, s)| s.span.end - s.span.start)
+            .map(|(i, _)| i);
+        let (Some(site), Some(d)) = (site, call.args.first()) else {
+            return;
+        };
+        let mut words = words_of(d);
+        let func = self
+            .facts
+            .functions
+            .iter()
+            .rposition(|f| f.span.contains(call_span));
+        if let Some(f) = func {
+            for w in words.clone() {
+                if let Some(b) = self.facts.functions[f].bindings.get(&w) {
+                    words.extend(b.iter().cloned());
+                }
+            }
+        }
+        // Connection setup is not server work (the same exemption as client connect timeouts).
+        if fixed_words_fail(&words)
+            || words
+                .iter()
+                .any(|w| matches!(w.as_str(), "connect" | "connection" | "handshake"))
+        {
+            return;
+        }
+        self.out.attempt_timers.push(AttemptTimer {
+            span: self.span(call.func.span()),
+            duration: self.src.slice(self.span(d.span())).to_string(),
+            site,
+        });
+    }
+}
+
+/// Words of a comparison that make it a deadline check.
+const TIME_WORDS: &[&str] = &[
+    "deadline",
+    "elapsed",
+    "remaining",
+    "expired",
+    "expiry",
+    "expires",
+];
+
+/// The duration is computed from the time left (or absent): not a fixed per-attempt bound.
+fn fixed_words_fail(words: &BTreeSet<String>) -> bool {
+    words.iter().any(|w| COMPUTED_WORDS.contains(&w.as_str()))
+}
+
+enum Root {
+    Builder(String),
+    Other,
+}
+
+struct Chain {
+    root: Root,
+    /// Method names root-first, with their argument count and first argument.
+    methods: Vec<(String, usize, Option<Expr>)>,
+}
+
+fn pat_idents(p: &Pat, out: &mut Vec<String>) {
+    match p {
+        Pat::Ident(i) => out.push(i.ident.to_string()),
+        Pat::Type(t) => pat_idents(&t.pat, out),
+        Pat::Tuple(t) => t.elems.iter().for_each(|e| pat_idents(e, out)),
+        Pat::TupleStruct(t) => t.elems.iter().for_each(|e| pat_idents(e, out)),
+        Pat::Reference(r) => pat_idents(&r.pat, out),
+        _ => {}
+    }
+}
+
+/// Collects the names an expression reads.
+struct Reads<'s, 'a> {
+    s: &'s mut Summarizer<'a>,
+    out: BTreeSet<Src>,
+    /// Only what the value is made of (see [`Summarizer::srcs`]), not every name mentioned.
+    value: bool,
+}
+
+/// A node [`Reads`] can walk.
+trait ReadsNode {
+    fn walk(&self, r: &mut Reads<'_, '_>);
+}
+
+impl ReadsNode for Expr {
+    fn walk(&self, r: &mut Reads<'_, '_>) {
+        r.visit_expr(self);
+    }
+}
+
+impl ReadsNode for syn::Block {
+    fn walk(&self, r: &mut Reads<'_, '_>) {
+        r.visit_block(self);
+    }
+}
+
+impl<'ast> Visit<'ast> for Reads<'_, '_> {
+    fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+        if let Some(id) = p.path.get_ident() {
+            let id = id.to_string();
+            if let Some(s) = self.s.locals.get(&id) {
+                self.out.extend(s.iter().cloned());
+                return;
+            }
+        }
+        if let Some(last) = p.path.segments.last() {
+            let n = last.ident.to_string();
+            if n.len() > 1
+                && n.chars()
+                    .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
+            {
+                self.out.insert(Src::Name(format!("static:{n}")));
+            }
+        }
+    }
+
+    fn visit_expr_field(&mut self, f: &'ast syn::ExprField) {
+        if let syn::Member::Named(id) = &f.member {
+            let owner = self.s.owner(&f.base);
+            self.out.insert(Src::Name(format!("field:{owner}.{id}")));
+            if self.value {
+                // `self.config.backoff` is made of `backoff`, not of all of `config`.
+                return;
+            }
+        }
+        visit::visit_expr_field(self, f);
+    }
+
+    fn visit_expr_struct(&mut self, e: &'ast syn::ExprStruct) {
+        // A struct literal's fields flow into `field:` names; the value itself is read back
+        // through those, so it carries nothing else.
+        if !self.value {
+            visit::visit_expr_struct(self, e);
+        }
+    }
+
+    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+        let Expr::Path(p) = &*c.func else {
+            visit::visit_expr_call(self, c);
+            return;
+        };
+        let key = self.s.call_key(&p.path);
+        if let Some(k) = &key {
+            self.out.insert(Src::Name(k.clone()));
+        }
+        let res = self.s.resolve(&p.path);
+        if let Some(seed) = self.s.call_seed(c, &res) {
+            self.out.insert(Src::Seed(seed));
+        }
+        if !self.value {
+            visit::visit_expr_call(self, c);
+            return;
+        }
+        // Arguments reach a crate function through its parameters; an external wrapper
+        // (`Arc::new(client)`, `Ok(client)`) passes them through: a per-call name that the
+        // index keeps only when the callee is not a function of the crate.
+        let Some(k) = key else { return };
+        let mut args = BTreeSet::new();
+        for a in &c.args {
+            let mut r = Reads {
+                s: &mut *self.s,
+                out: BTreeSet::new(),
+                value: true,
+            };
+            r.visit_expr(a);
+            args.extend(r.out);
+        }
+        if !args.is_empty() {
+            let start = self.s.span(c.span()).start;
+            let name = format!("ext:{k}@{}:{start}", self.s.out.path);
+            self.s.flow(args, name.clone());
+            self.out.insert(Src::Name(name));
+        }
+    }
+
+    fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        self.s.config_chain(m);
+        let owner = self.s.owner(&m.receiver);
+        self.out
+            .insert(Src::Name(format!("f:{owner}::{}", m.method)));
+        if let Some(s) = self.s.timeout_method(m) {
+            self.out.insert(Src::Seed(s));
+        }
+        if !self.value {
+            visit::visit_expr_method_call(self, m);
+            return;
+        }
+        // The result is made of the receiver, of what closures it runs compute
+        // (`cell.get_or_init(|| build())`), and of plain arguments only when the method is not
+        // one of the crate's (`opt.unwrap_or(&self.default_client)`).
+        self.visit_expr(&m.receiver);
+        let mut args = BTreeSet::new();
+        for a in &m.args {
+            if matches!(a, Expr::Closure(_)) {
+                self.visit_expr(a);
+            } else {
+                let mut r = Reads {
+                    s: &mut *self.s,
+                    out: BTreeSet::new(),
+                    value: true,
+                };
+                r.visit_expr(a);
+                args.extend(r.out);
+            }
+        }
+        if !args.is_empty() {
+            let start = self.s.span(m.method.span()).start;
+            let name = format!("ext:f:{owner}::{}@{}:{start}", m.method, self.s.out.path);
+            self.s.flow(args, name.clone());
+            self.out.insert(Src::Name(name));
+        }
+    }
+
+    fn visit_expr_closure(&mut self, c: &'ast syn::ExprClosure) {
+        visit::visit_expr_closure(self, c);
+    }
+
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        // Macro bodies are opaque, but the names they mention still link (`format!("{}", self.http)`
+        // does not carry a client; a `select!` branch does).
+        if let Some(parts) = super::macros::known_macro_exprs(m) {
+            for (e, _) in &parts {
+                self.visit_expr(e);
+            }
+        }
+    }
+}
+
+impl Summarizer<'_> {
+    /// `RequestConfig::new().timeout(d).retry_limit(3)`: the retry count comes after the timeout
+    /// in the chain, so the outer call registers the timeout it wraps before either is classified.
+    fn config_chain(&mut self, m: &syn::ExprMethodCall) {
+        let c = &self.apis.clients;
+        if !c.retry_counts.iter().any(|r| m.method == r) {
+            return;
+        }
+        let Some(count) = m.args.first() else { return };
+        let count = self.src.slice(self.span(count.span())).to_string();
+        if count
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect::<String>()
+            == "0"
+        {
+            // No retries: the timeout bounds the only attempt.
+            return;
+        }
+        let mut cur = &*m.receiver;
+        while let Expr::MethodCall(inner) = cur {
+            let name = inner.method.to_string();
+            if c.totals.contains(&name) {
+                return;
+            }
+            if c.timeouts.contains(&name) && name != "timeout_mut" {
+                let start = self.span(inner.method.span()).start;
+                if self.seen.contains_key(&start) {
+                    return;
+                }
+                let Some(arg) = inner.args.first() else {
+                    return;
+                };
+                let text = self.src.slice(self.span(arg.span())).to_string();
+                if text == "None" || fixed_words_fail(&words_of(arg)) {
+                    return;
+                }
+                let span = Span::new(start, self.span(inner.span()).end);
+                let s = self.push_timeout(span, name, &text, None, Some(count));
+                self.seen.insert(start, Some(s));
+                self.body.insert(Src::Seed(s));
+                return;
+            }
+            cur = &inner.receiver;
+        }
+    }
+
+    /// What a call passes in each position flows into the callee's parameter.
+    fn arg_flows<'e>(&mut self, key: &str, args: impl Iterator<Item = &'e Expr>) {
+        for (i, a) in args.enumerate() {
+            // A closure argument counts: it is how an operation reaches a retry helper
+            // (`wrapper.run(|| client.get(url).send())`).
+            if matches!(a, Expr::Lit(_)) {
+                continue;
+            }
+            let s = self.srcs(a);
+            self.flow(s, format!("param:{key}#{i}"));
+        }
+    }
+
+    /// A call that is itself a seed: a constructor with a default timeout, or a timeout layer.
+    fn call_seed(&mut self, c: &syn::ExprCall, res: &[String]) -> Option<usize> {
+        if let Some(d) = self
+            .apis
+            .clients
+            .default_timeouts
+            .iter()
+            .find(|d| res.contains(&d.path))
+            .cloned()
+        {
+            let span = self.span(c.span());
+            if let Some(s) = self.seen.get(&span.start) {
+                return *s;
+            }
+            let mut last = d.path.rsplit("::");
+            let (f, ty) = (
+                last.next().unwrap_or_default(),
+                last.next().unwrap_or_default(),
+            );
+            let s = self.push_timeout(span, format!("{ty}::{f}"), "", Some(d.secs), None);
+            self.seen.insert(span.start, Some(s));
+            return Some(s);
+        }
+        if res
+            .iter()
+            .any(|r| self.apis.clients.timeout_layers.contains(r))
+        {
+            return self.timeout_layer(c);
+        }
+        None
+    }
+
+    /// `TimeoutLayer::new(d)` counts only when a retry layer wraps it: an earlier `.layer(..)`
+    /// of the same `ServiceBuilder` chain holds a retry combinator.
+    fn timeout_layer(&mut self, c: &syn::ExprCall) -> Option<usize> {
+        let span = self.span(c.span());
+        if let Some(s) = self.seen.get(&span.start) {
+            return *s;
+        }
+        self.seen.insert(span.start, None);
+        let innermost = |x: Span| {
+            self.facts
+                .functions
+                .iter()
+                .rposition(|f| f.span.contains(x))
+        };
+        let here = innermost(span);
+        let outer = self.facts.sites.iter().position(|s| {
+            let between = self.src.slice(Span::new(s.span.end, span.start));
+            s.span.end <= span.start
+                && innermost(s.span) == here
+                && matches!(&s.kind, super::SiteKind::Combinator(p) if p.contains("tower::retry"))
+                && between.contains(".layer(")
+                && !between.contains(';')
+        })?;
+        let d = c.args.first()?;
+        let d = self.src.slice(self.span(d.span())).to_string();
+        let s = self.push_timeout(span, "TimeoutLayer::new".into(), &d, None, None);
+        self.seen.insert(span.start, Some(s));
+        // The retry layer wraps it: every retried call goes through this timeout.
+        self.out.sites[outer].reads.insert(Src::Seed(s));
+        Some(s)
+    }
+}
+
+impl<'ast> Visit<'ast> for Summarizer<'_> {
+    fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
+        let ty = match &*i.self_ty {
+            syn::Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+            _ => None,
+        };
+        self.impl_ty.push(ty.unwrap_or_default());
+        visit::visit_item_impl(self, i);
+        self.impl_ty.pop();
+    }
+
+    fn visit_item_fn(&mut self, i: &'ast syn::ItemFn) {
+        let impl_ty = std::mem::take(&mut self.impl_ty);
+        self.fn_item(&i.sig, &i.block, |s| {
+            visit::visit_item_fn(s, i);
+        });
+        self.impl_ty = impl_ty;
+    }
+
+    fn visit_impl_item_fn(&mut self, i: &'ast syn::ImplItemFn) {
+        self.fn_item(&i.sig, &i.block, |s| {
+            visit::visit_impl_item_fn(s, i);
+        });
+    }
+
+    fn visit_trait_item_fn(&mut self, i: &'ast syn::TraitItemFn) {
+        if let Some(b) = &i.default {
+            self.fn_item(&i.sig, b, |s| {
+                visit::visit_trait_item_fn(s, i);
+            });
+        }
+    }
+
+    fn visit_item_static(&mut self, i: &'ast syn::ItemStatic) {
+        let s = self.srcs(&i.expr);
+        self.flow(s, format!("static:{}", i.ident));
+        self.out
+            .consts
+            .insert(i.ident.to_string(), i.expr.to_token_stream().to_string());
+        visit::visit_item_static(self, i);
+    }
+
+    fn visit_item_const(&mut self, i: &'ast syn::ItemConst) {
+        let s = self.srcs(&i.expr);
+        self.flow(s, format!("static:{}", i.ident));
+        self.out
+            .consts
+            .insert(i.ident.to_string(), i.expr.to_token_stream().to_string());
+        visit::visit_item_const(self, i);
+    }
+
+    fn visit_local(&mut self, l: &'ast syn::Local) {
+        if let Some(init) = &l.init {
+            let s = self.srcs(&init.expr);
+            let builder = self.is_builder_expr(&init.expr);
+            self.bind(&l.pat, &s, builder);
+        }
+        visit::visit_local(self, l);
+    }
+
+    fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+        // `*req.timeout_mut() = d`: a request's own timeout.
+        if let Expr::Unary(u) = &*a.left {
+            if let Expr::MethodCall(m) = &*u.expr {
+                if m.method == "timeout_mut"
+                    && self
+                        .apis
+                        .clients
+                        .timeouts
+                        .iter()
+                        .any(|t| t == "timeout_mut")
+                {
+                    let text = self.src.slice(self.span(a.right.span())).to_string();
+                    if text != "None" && !fixed_words_fail(&words_of(&*a.right)) {
+                        let span = self.span(m.method.span());
+                        let span = Span::new(span.start, self.span(a.span()).end);
+                        if !self.seen.contains_key(&span.start) {
+                            let s =
+                                self.push_timeout(span, "timeout_mut".into(), &text, None, None);
+                            self.seen.insert(span.start, Some(s));
+                            self.body.insert(Src::Seed(s));
+                            if let Expr::Path(p) = &*m.receiver {
+                                if let Some(id) = p.path.get_ident() {
+                                    self.locals
+                                        .entry(id.to_string())
+                                        .or_default()
+                                        .insert(Src::Seed(s));
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let s = self.srcs(&a.right);
+        match &*a.left {
+            Expr::Path(p) => {
+                if let Some(id) = p.path.get_ident() {
+                    let id = id.to_string();
+                    if self.is_builder_expr(&a.right) {
+                        self.builder_locals.insert(id.clone());
+                    }
+                    self.locals.entry(id).or_default().extend(s);
+                }
+            }
+            Expr::Field(f) => {
+                if let syn::Member::Named(id) = &f.member {
+                    let owner = self.owner(&f.base);
+                    self.flow(s, format!("field:{owner}.{id}"));
+                }
+            }
+            _ => {}
+        }
+        visit::visit_expr_assign(self, a);
+    }
+
+    fn visit_expr_struct(&mut self, e: &'ast syn::ExprStruct) {
+        let ty = match e.path.segments.last() {
+            Some(s) if s.ident == "Self" => self.cur_ty(),
+            Some(s) => s.ident.to_string(),
+            None => "?".into(),
+        };
+        for f in &e.fields {
+            if let syn::Member::Named(id) = &f.member {
+                let s = self.srcs(&f.expr);
+                self.flow(s, format!("field:{ty}.{id}"));
+            }
+        }
+        visit::visit_expr_struct(self, e);
+    }
+
+    fn visit_expr_return(&mut self, r: &'ast syn::ExprReturn) {
+        if let Some(e) = &r.expr {
+            let s = self.srcs(e);
+            self.flow_return(&s);
+        }
+        visit::visit_expr_return(self, r);
+    }
+
+    fn visit_expr(&mut self, e: &'ast Expr) {
+        if !self.sites_by_span.is_empty()
+            && matches!(
+                e,
+                Expr::Loop(_)
+                    | Expr::While(_)
+                    | Expr::ForLoop(_)
+                    | Expr::Call(_)
+                    | Expr::MethodCall(_)
+            )
+        {
+            let sp = self.span(e.span());
+            if let Some(&i) = self.sites_by_span.get(&(sp.start, sp.end)) {
+                let s = self.reads_all(e);
+                self.out.sites[i].reads.extend(s);
+            }
+        }
+        visit::visit_expr(self, e);
+    }
+
+    fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+        use syn::BinOp::{Ge, Gt, Le, Lt};
+        if matches!(b.op, Lt(_) | Le(_) | Gt(_) | Ge(_)) {
+            let mut w = words_of(&*b.left);
+            w.extend(words_of(&*b.right));
+            if w.iter().any(|w| TIME_WORDS.contains(&w.as_str())) {
+                self.out.time_checks.extend(self.keys.iter().cloned());
+            }
+        }
+        visit::visit_expr_binary(self, b);
+    }
+
+    fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        self.config_chain(m);
+        if !m.args.is_empty() {
+            let key = format!("f:{}::{}", self.owner(&m.receiver), m.method);
+            self.arg_flows(&key, m.args.iter());
+        }
+        let n = m.method.to_string();
+        let under = self.deadline > 0;
+        let e = self.out.calls.entry(n).or_insert((0, 0));
+        e.0 += 1;
+        e.1 += usize::from(under);
+        if let Some(s) = self.timeout_method(m) {
+            self.body.insert(Src::Seed(s));
+        }
+        visit::visit_expr_method_call(self, m);
+    }
+
+    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+        let Expr::Path(p) = &*c.func else {
+            visit::visit_expr_call(self, c);
+            return;
+        };
+        if let Some(last) = p.path.segments.last() {
+            let under = self.deadline > 0;
+            let e = self
+                .out
+                .calls
+                .entry(last.ident.to_string())
+                .or_insert((0, 0));
+            e.0 += 1;
+            e.1 += usize::from(under);
+        }
+        let res = self.resolve(&p.path);
+        if let Some(seed) = self.call_seed(c, &res) {
+            self.body.insert(Src::Seed(seed));
+        }
+        if let Some(key) = self.call_key(&p.path) {
+            self.arg_flows(&key, c.args.iter());
+        }
+        self.attempt_timer(c, &res);
+        if res.iter().any(|r| self.apis.is_deadline_wrapper(r)) {
+            let n = c.args.len();
+            for (i, a) in c.args.iter().enumerate() {
+                if i + 1 == n {
+                    self.deadline += 1;
+                    self.visit_expr(a);
+                    self.deadline -= 1;
+                } else {
+                    self.visit_expr(a);
+                }
+            }
+            return;
+        }
+        visit::visit_expr_call(self, c);
+    }
+
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        if let Some(parts) = super::macros::known_macro_exprs(m) {
+            for (e, _) in &parts {
+                self.visit_expr(e);
+            }
+        }
+    }
+}

@@ -1,0 +1,494 @@
+//! Pass 2 of the crate index: joins the per-file [`ClientSummary`]s of one crate and answers, for
+//! every retry site, "which timeout-carrying clients does this site go through, and is anything
+//! bounding the whole site?".
+//!
+//! Names flow to a fixed point (a seed in `make_client` taints `f:Settings::make_client`, which
+//! taints `field:Api.http` where a constructor stores its result, which reaches every site
+//! reading `self.http`); arguments reach crate functions through `param:` names and pass through
+//! external wrappers (`Arc::new`, `Ok`) only; a site reaches what the crate functions it calls
+//! read, a few calls deep. A name whose owner type is unknown (`x.send()`, `state.client`) links
+//! to the crate's functions or fields of that name only when there are at most two.
+//! A site has an overall deadline when the file's model says so, when it calls a helper that
+//! compares elapsed time, or when every call of its function anywhere in the crate runs inside a
+//! deadline wrapper. A client the crate already retries under a deadline is not charged to outer
+//! loops that reach it only through helpers (that is nested retry, another rule's problem).
+//!
+//! Deliberately absent: syntax trees (only summaries are held) and types: what no name links
+//! gives no finding.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use super::clients::{ClientSummary, SiteUse, Src, TimeoutCall};
+
+/// A method called on a receiver of unknown type links to every crate method of that name when
+/// there are at most this many; with more, the name says nothing.
+const MAX_CANDIDATES: usize = 2;
+/// How many crate functions deep a site's reads are followed.
+const CALL_DEPTH: usize = 3;
+/// Bound on the taint fixed point (each round follows one more hop).
+const ROUNDS: usize = 12;
+/// Method names so common in std and every library that linking through them would join
+/// unrelated values.
+const TOO_COMMON: &[&str] = &[
+    "new",
+    "default",
+    "clone",
+    "build",
+    "unwrap",
+    "expect",
+    "into",
+    "from",
+    "as_ref",
+    "borrow",
+    "lock",
+    "ok",
+    "map",
+    "map_err",
+    "and_then",
+    "to_owned",
+    "to_string",
+    "iter",
+    "unwrap_or",
+    "unwrap_or_else",
+    "ok_or",
+    "cloned",
+    "take",
+    "as_str",
+    "len",
+    "is_empty",
+    "fmt",
+    "drop",
+    "deref",
+    "eq",
+    "hash",
+];
+
+/// A function name too common to link through (`f:Client::new` still links: its type is known).
+fn too_common(n: &str) -> bool {
+    n.strip_prefix("f:?::")
+        .or_else(|| n.strip_prefix("f:").filter(|r| !r.contains("::")))
+        .is_some_and(|m| TOO_COMMON.contains(&m))
+}
+
+/// A retry site of the crate, by file.
+#[derive(Debug, Clone)]
+pub struct SiteRef {
+    /// Display path of its file.
+    pub path: String,
+    /// The site.
+    pub site: SiteUse,
+}
+
+/// A timeout that bounds one attempt of retry sites with no overall deadline.
+#[derive(Debug, Clone)]
+pub struct ClientFinding {
+    /// Display path of the file holding the timeout call.
+    pub path: String,
+    /// The timeout call.
+    pub timeout: TimeoutCall,
+    /// Its duration in seconds, when literal or a constant of the crate.
+    pub secs: Option<f64>,
+    /// Every retry site that goes through the client, ordered by path and position.
+    pub sites: Vec<SiteRef>,
+}
+
+/// `timeout(D, attempt)` at a retry site with no overall deadline.
+#[derive(Debug, Clone)]
+pub struct AttemptFinding {
+    /// Display path.
+    pub path: String,
+    /// The timer call.
+    pub timer: super::clients::AttemptTimer,
+    /// Its site.
+    pub site: SiteUse,
+    /// Duration in seconds, when known.
+    pub secs: Option<f64>,
+}
+
+/// The crate-level answers.
+#[derive(Debug, Default)]
+pub struct CrateIndex {
+    /// `client-timeout-in-retry` candidates.
+    pub clients: Vec<ClientFinding>,
+    /// `attempt-timeout-without-budget` candidates.
+    pub attempts: Vec<AttemptFinding>,
+}
+
+type Seed = (usize, usize);
+
+impl CrateIndex {
+    /// Join the summaries of one crate's files.
+    #[must_use]
+    pub fn build(files: &[&ClientSummary]) -> Self {
+        let seeds = files.iter().any(|f| !f.timeouts.is_empty());
+        if !seeds && files.iter().all(|f| f.attempt_timers.is_empty()) {
+            // Most crates build no client with a timeout: nothing to join.
+            return Self::default();
+        }
+        let consts: HashMap<&str, &str> = files
+            .iter()
+            .flat_map(|f| f.consts.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .collect();
+        let mut calls: HashMap<&str, (usize, usize)> = HashMap::new();
+        for f in files {
+            for (k, (t, u)) in &f.calls {
+                let e = calls.entry(k.as_str()).or_insert((0, 0));
+                e.0 += t;
+                e.1 += u;
+            }
+        }
+        let names = Names::new(files);
+        let timed = timed_fns(files);
+        let has_deadline = |s: &SiteUse| {
+            s.local_deadline
+                || s.reads.iter().any(|r| match r {
+                    Src::Name(n) => names.resolve(n).iter().any(|n| timed.contains(n)),
+                    Src::Seed(_) => false,
+                })
+                || s.function.as_deref().is_some_and(|f| {
+                    calls
+                        .get(f)
+                        .is_some_and(|&(total, under)| total > 0 && total == under)
+                })
+        };
+        let taint = if seeds {
+            taint(files, &names)
+        } else {
+            HashMap::new()
+        };
+        let mut bodies: HashMap<&str, Vec<(usize, &Src)>> = HashMap::new();
+        for (fi, f) in files.iter().enumerate() {
+            for (k, reads) in &f.bodies {
+                if too_common(k) {
+                    continue;
+                }
+                bodies
+                    .entry(k.as_str())
+                    .or_default()
+                    .extend(reads.iter().map(|r| (fi, r)));
+            }
+        }
+        let mut by_seed: BTreeMap<Seed, Vec<SiteRef>> = BTreeMap::new();
+        let mut out = CrateIndex::default();
+        // A client the crate already retries under a deadline (a bounded site reads it) is
+        // reached by outer loops through that bounded retry: only a site that uses the client
+        // itself (not through the crate's helpers) multiplies its timeout.
+        let mut bounded: BTreeSet<Seed> = BTreeSet::new();
+        let mut unbounded: Vec<(usize, &SiteUse, BTreeMap<Seed, usize>)> = Vec::new();
+        for (fi, f) in files.iter().enumerate() {
+            for site in f.sites.iter().filter(|_| seeds) {
+                let r = reach(fi, &site.reads, &taint, &bodies, &names);
+                if has_deadline(site) {
+                    bounded.extend(r.keys().copied());
+                } else {
+                    unbounded.push((fi, site, r));
+                }
+            }
+        }
+        for (fi, site, r) in unbounded {
+            for (seed, depth) in r {
+                if depth > 0 && bounded.contains(&seed) {
+                    continue;
+                }
+                by_seed.entry(seed).or_default().push(SiteRef {
+                    path: files[fi].path.clone(),
+                    site: site.clone(),
+                });
+            }
+        }
+        for (fi, f) in files.iter().enumerate() {
+            for t in &f.attempt_timers {
+                let site = &f.sites[t.site];
+                if has_deadline(site) || site.unbounded {
+                    continue;
+                }
+                out.attempts.push(AttemptFinding {
+                    path: f.path.clone(),
+                    timer: t.clone(),
+                    site: site.clone(),
+                    secs: secs_of(&t.duration, &consts),
+                });
+            }
+            for (ti, t) in f.timeouts.iter().enumerate() {
+                if t.own_retries.is_some() {
+                    by_seed.entry((fi, ti)).or_default();
+                }
+            }
+        }
+        for ((fi, ti), mut sites) in by_seed {
+            let t = &files[fi].timeouts[ti];
+            if sites.is_empty() && t.own_retries.is_none() {
+                continue;
+            }
+            sites.sort_by(|a, b| {
+                (&a.path, a.site.anchor.start).cmp(&(&b.path, b.site.anchor.start))
+            });
+            sites.dedup_by(|a, b| a.path == b.path && a.site.anchor == b.site.anchor);
+            let secs = t
+                .default_secs
+                .map(|s| f64::from(u32::try_from(s).unwrap_or(u32::MAX)))
+                .or_else(|| secs_of(&t.duration, &consts));
+            out.clients.push(ClientFinding {
+                path: files[fi].path.clone(),
+                timeout: t.clone(),
+                secs,
+                sites,
+            });
+        }
+        out
+    }
+}
+
+/// Resolution of names with an unknown owner (`f:?::send`, `field:?.http`): to the one function
+/// or field of the crate with that name, or to nothing when several share it.
+struct Names {
+    /// `f:?::m` / `field:?.f` -> every function or field of the crate with that name.
+    unique: HashMap<String, BTreeSet<String>>,
+    /// Functions defined in the crate.
+    defined: BTreeSet<String>,
+}
+
+impl Names {
+    fn new(files: &[&ClientSummary]) -> Self {
+        let mut unique: HashMap<String, BTreeSet<String>> = HashMap::new();
+        let mut add = |known: &str| {
+            let unknown = if let Some(rest) = known.strip_prefix("field:") {
+                rest.split_once('.').map(|(_, f)| format!("field:?.{f}"))
+            } else if let Some((_, m)) = known.strip_prefix("f:").and_then(|r| r.rsplit_once("::"))
+            {
+                // A method call on an unknown receiver can only be a method, never a free fn.
+                Some(format!("f:?::{m}"))
+            } else {
+                None
+            };
+            if let Some(u) = unknown {
+                unique.entry(u).or_default().insert(known.to_string());
+            }
+        };
+        let mut defined = BTreeSet::new();
+        for f in files {
+            for k in f.bodies.keys() {
+                add(k);
+                defined.insert(k.clone());
+            }
+            for fl in &f.flows {
+                if fl.dest.starts_with("field:") {
+                    add(&fl.dest);
+                }
+            }
+        }
+        Self { unique, defined }
+    }
+
+    /// The names `n` may stand for: itself when its owner is known, else the crate's functions
+    /// or fields of that name when there are at most [`MAX_CANDIDATES`] of them.
+    fn resolve(&self, n: &str) -> Vec<String> {
+        if let Some((callee, _)) = n.strip_prefix("ext:").and_then(|r| r.split_once('@')) {
+            // Arguments pass through only external callees; a crate function's parameters
+            // carry them instead.
+            let defined = if callee.contains('?') {
+                self.unique.get(callee).is_some_and(|c| !c.is_empty())
+            } else {
+                self.defined.contains(callee)
+            };
+            return if defined {
+                Vec::new()
+            } else {
+                vec![n.to_string()]
+            };
+        }
+        if !n.contains('?') {
+            return vec![n.to_string()];
+        }
+        if let Some((callee, i)) = n.strip_prefix("param:").and_then(|r| r.rsplit_once('#')) {
+            return self
+                .resolve(callee)
+                .into_iter()
+                .map(|c| format!("param:{c}#{i}"))
+                .collect();
+        }
+        match self.unique.get(n) {
+            Some(c) if c.len() <= MAX_CANDIDATES => c.iter().cloned().collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Functions that compare elapsed or remaining time: a site that calls one checks a deadline in
+/// a helper (`if ctx.exhausted() { return Err(..) }`). Only direct calls count: followed further,
+/// any logging of elapsed time deep in a request path would silence real findings.
+fn timed_fns(files: &[&ClientSummary]) -> BTreeSet<String> {
+    files
+        .iter()
+        .flat_map(|f| f.time_checks.iter().cloned())
+        .collect()
+}
+
+/// Name -> the seeds that reach it, to a fixed point.
+fn taint(files: &[&ClientSummary], names: &Names) -> HashMap<String, BTreeSet<Seed>> {
+    // Resolve every flow's names once; the rounds then only look names up.
+    let mut flows: Vec<(Vec<Seed>, Vec<String>, Vec<String>)> = Vec::new();
+    for (fi, f) in files.iter().enumerate() {
+        for flow in &f.flows {
+            if too_common(&flow.dest) {
+                continue;
+            }
+            let mut seeds = Vec::new();
+            let mut srcs = Vec::new();
+            for s in &flow.srcs {
+                match s {
+                    Src::Seed(i) => seeds.push((fi, *i)),
+                    Src::Name(n) if !too_common(n) => srcs.extend(names.resolve(n)),
+                    Src::Name(_) => {}
+                }
+            }
+            let dests = names.resolve(&flow.dest);
+            if !dests.is_empty() && (!seeds.is_empty() || !srcs.is_empty()) {
+                flows.push((seeds, srcs, dests));
+            }
+        }
+    }
+    let mut t: HashMap<String, BTreeSet<Seed>> = HashMap::new();
+    for _ in 0..ROUNDS {
+        let mut changed = false;
+        for (seeds, srcs, dests) in &flows {
+            let mut add: BTreeSet<Seed> = seeds.iter().copied().collect();
+            for n in srcs {
+                if let Some(ss) = t.get(n) {
+                    add.extend(ss.iter().copied());
+                }
+            }
+            if add.is_empty() {
+                continue;
+            }
+            for dest in dests {
+                let e = t.entry(dest.clone()).or_default();
+                let before = e.len();
+                e.extend(add.iter().copied());
+                changed |= e.len() != before;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    t
+}
+
+/// The seeds a site reaches: through what it reads, and what the crate functions it calls read.
+fn reach(
+    fi: usize,
+    reads: &BTreeSet<Src>,
+    taint: &HashMap<String, BTreeSet<Seed>>,
+    bodies: &HashMap<&str, Vec<(usize, &Src)>>,
+    names: &Names,
+) -> BTreeMap<Seed, usize> {
+    // Seed -> how many crate calls deep the site reaches it (0: the site reads it itself).
+    let mut out: BTreeMap<Seed, usize> = BTreeMap::new();
+    let mut frontier: Vec<(usize, &Src)> = reads.iter().map(|r| (fi, r)).collect();
+    let mut seen_fns: BTreeSet<&str> = BTreeSet::new();
+    for depth in 0..=CALL_DEPTH {
+        let mut next = Vec::new();
+        for (f, s) in frontier {
+            match s {
+                Src::Seed(i) => {
+                    out.entry((f, *i)).or_insert(depth);
+                }
+                Src::Name(n) => {
+                    for n in names.resolve(n) {
+                        if too_common(&n) {
+                            continue;
+                        }
+                        for &seed in taint.get(&n).into_iter().flatten() {
+                            out.entry(seed).or_insert(depth);
+                        }
+                        if let Some((k, b)) = bodies.get_key_value(n.as_str()) {
+                            if seen_fns.insert(k) {
+                                next.extend(b.iter().copied());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        frontier = next;
+    }
+    out
+}
+
+/// Seconds of a duration expression written with literals or crate constants.
+fn secs_of(text: &str, consts: &HashMap<&str, &str>) -> Option<f64> {
+    secs_depth(text, consts, 0)
+}
+
+fn secs_depth(text: &str, consts: &HashMap<&str, &str>, depth: usize) -> Option<f64> {
+    if depth > 4 {
+        return None;
+    }
+    let t: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    let t = t
+        .trim_start_matches("Some(")
+        .trim_end_matches(')')
+        .to_string();
+    let t = t.rsplit("Duration::").next().unwrap_or(&t).to_string();
+    let t = t.trim_start_matches("Some(").to_string();
+    let (unit, rest) = [
+        ("from_secs_f64(", 1.0),
+        ("from_secs_f32(", 1.0),
+        ("from_secs(", 1.0),
+        ("from_millis(", 1e-3),
+        ("from_mins(", 60.0),
+        ("new(", 1.0),
+    ]
+    .iter()
+    .find_map(|(p, u)| t.strip_prefix(p).map(|r| (*u, r.to_string())))
+    .unwrap_or((0.0, String::new()));
+    if unit == 0.0 {
+        // A constant of Duration type.
+        let name = t.trim_start_matches("Self::").trim_start_matches("crate::");
+        let name = name.rsplit("::").next().unwrap_or(name);
+        if name
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
+            && !name.is_empty()
+        {
+            return consts
+                .get(name)
+                .and_then(|v| secs_depth(v, consts, depth + 1));
+        }
+        return None;
+    }
+    let arg = rest.split([',', ')']).next().unwrap_or("");
+    let arg = arg
+        .trim_end_matches("u64")
+        .trim_end_matches("_u64")
+        .replace('_', "");
+    let n = if let Ok(n) = arg.parse::<f64>() {
+        n
+    } else {
+        let name = arg.rsplit("::").next().unwrap_or(&arg);
+        let v = consts.get(name)?;
+        let v: String = v
+            .chars()
+            .filter(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        v.parse::<f64>().ok()?
+    };
+    Some(n * unit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_from_literals_and_constants() {
+        let consts: HashMap<&str, &str> = [("T", "Duration :: from_secs (30)"), ("N", "10")].into();
+        assert_eq!(secs_of("Duration::from_secs(5)", &consts), Some(5.0));
+        assert_eq!(secs_of("Duration::from_millis(1500)", &consts), Some(1.5));
+        assert_eq!(secs_of("T", &consts), Some(30.0));
+        assert_eq!(secs_of("Duration::from_secs(N)", &consts), Some(10.0));
+        assert_eq!(secs_of("Some(Duration::from_secs(2))", &consts), Some(2.0));
+        assert_eq!(secs_of("self.timeout", &consts), None);
+    }
+}

@@ -1,0 +1,107 @@
+//! `client-timeout-in-retry`: a client whose every request is bounded by a fixed timeout is used
+//! at a retry site with no overall deadline, so the worst case is attempts x timeout.
+//!
+//! Everything is decided by the crate index ([`crate::analysis::index`]): which timeout seeds
+//! reach which sites across files, and which sites are bounded (in the file or by every caller
+//! in the crate). This file only words the finding. Related locations are same-file only (the
+//! emitters render one file's text per finding); sites in other files are listed in a note.
+
+use std::fmt::Write as _;
+
+use crate::analysis::index::{ClientFinding, CrateIndex};
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::rules::{Context, Rule};
+
+pub(crate) static RULE: Rule = Rule {
+    name: "client-timeout-in-retry",
+    summary: "per-request client timeout multiplied by a retry with no overall deadline",
+    doc: include_str!("../../rules/client-timeout-in-retry.md"),
+    default_enabled: true,
+    default_severity: Severity::Warning,
+    fixable: false,
+    triggers: &["@retry-sites", "@clients", "+client", "+@clients"],
+    check,
+};
+
+const HELP: &str = "bound the whole operation: `timeoutlint_retry::RetryPolicy::builder().max_attempts(n).total(budget).attempt_timeout(d).build()?` then `policy.run(|attempt| ..)` and use `attempt.timeout` per request (or wrap the site in `tokio::time::timeout(budget, ..)`)";
+
+fn check(cx: &Context) -> Vec<Diagnostic> {
+    from_index(cx.krate, &cx.src.path)
+}
+
+/// The findings whose timeout call is in `path`.
+pub(super) fn from_index(index: &CrateIndex, path: &str) -> Vec<Diagnostic> {
+    index
+        .clients
+        .iter()
+        .filter(|f| f.path == path)
+        .map(diagnostic)
+        .collect()
+}
+
+fn diagnostic(f: &ClientFinding) -> Diagnostic {
+    let t = &f.timeout;
+    let what = if t.default_secs.is_some() {
+        format!("`{}()` has a default request timeout", t.method)
+    } else if t.method.contains("::") {
+        format!("`{}(..)` bounds each attempt", t.method)
+    } else {
+        format!("`.{}(..)` bounds each attempt", t.method)
+    };
+    let caps: Vec<Option<u64>> = f.sites.iter().map(|s| s.site.cap).collect();
+    let own = t
+        .own_retries
+        .as_deref()
+        .and_then(|r| r.trim().parse::<u64>().ok());
+    let attempts = own.map(|n| n + 1).or_else(|| {
+        let max = caps.iter().copied().collect::<Option<Vec<u64>>>()?;
+        max.into_iter().max().filter(|n| *n >= 2)
+    });
+    let unbounded = f.sites.iter().any(|s| s.site.unbounded);
+    let per = match f.secs {
+        Some(s) => format!("{}s per attempt", fmt_secs(s)),
+        None if t.duration.is_empty() => "the timeout applies per attempt".to_string(),
+        None => format!("`{}` per attempt", t.duration),
+    };
+    let arithmetic = match (f.secs, attempts, unbounded) {
+        (_, _, true) => format!("{per} x unbounded attempts, with no overall deadline"),
+        (Some(s), Some(n), false) => format!(
+            "{per} x {n} attempts = {}s worst case, with no overall deadline",
+            fmt_secs(s * f64::from(u32::try_from(n).unwrap_or(u32::MAX)))
+        ),
+        (_, Some(n), false) => format!("{per} x {n} attempts, with no overall deadline"),
+        (_, None, false) => format!("{per}, restarted on every attempt, with no overall deadline"),
+    };
+    let mut d = Diagnostic::new(&RULE, t.span, format!("{what}: {arithmetic}"))
+        .label("a fixed timeout for every attempt, not for the whole operation")
+        .help(HELP);
+    if let Some(n) = &t.own_retries {
+        d = d.note(format!(
+            "the same request configuration retries by itself ({n} retries): the timeout restarts on each"
+        ));
+    }
+    if t.default_secs.is_some() {
+        d = d.note("reqwest's blocking client times each request out after 30s unless `.timeout(..)` says otherwise");
+    }
+    let mut elsewhere = String::new();
+    for s in &f.sites {
+        if s.path == f.path {
+            d = d.related(s.site.anchor, "retried here with no overall deadline");
+        } else {
+            let sep = if elsewhere.is_empty() { "" } else { ", " };
+            let _ = write!(elsewhere, "{sep}{}:{}:{}", s.path, s.site.line, s.site.col);
+        }
+    }
+    if !elsewhere.is_empty() {
+        d = d.note(format!("retried with no overall deadline at {elsewhere}"));
+    }
+    d
+}
+
+fn fmt_secs(s: f64) -> String {
+    if (s - s.round()).abs() < 1e-9 {
+        format!("{s:.0}")
+    } else {
+        format!("{s:.1}")
+    }
+}
