@@ -105,7 +105,7 @@ pub fn lint_source(src: &SourceFile, config: &Config) -> FileReport {
 
 fn lint_parsed(src: &SourceFile, config: &Config) -> FileReport {
     // Items that cannot hold a finding are blanked out before parsing (same lines and columns).
-    let masked = if config.prefilter {
+    let masked = if config.prefilter && !config.prefilter_words.needs_whole_file(&src.text) {
         crate::mask::mask(&src.text, &config.prefilter_words)
     } else {
         None

@@ -18,6 +18,9 @@
 //!   not make a file worth parsing, but an item holding it is kept by [`crate::mask`] because the
 //!   rule's analysis reads such items from elsewhere (a helper that builds the POST).
 //!
+//! - `@whole-file`: when the rule's other triggers match a file, the file is parsed whole, never
+//!   masked (the crate index reads every item: client flows, callers, deadlines).
+//!
 //! A rule with no triggers runs on every file. Exactness (findings identical with the prefilter
 //! on and off) is tested over the fixtures and a real corpus.
 
@@ -35,6 +38,8 @@ pub struct Prefilter {
     context: Option<AhoCorasick>,
     raw: Option<AhoCorasick>,
     always: bool,
+    /// Trigger words of the rules that need whole files.
+    whole: Option<AhoCorasick>,
 }
 
 impl Prefilter {
@@ -44,8 +49,10 @@ impl Prefilter {
         let mut words: Vec<String> = Vec::new();
         let mut raw: Vec<String> = Vec::new();
         let mut context: Vec<String> = Vec::new();
+        let mut whole: Vec<String> = Vec::new();
         let mut always = false;
         for r in rules {
+            let before = words.len();
             if r.triggers.is_empty() {
                 always = true;
             }
@@ -61,12 +68,18 @@ impl Prefilter {
                     t if t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => {
                         words.push(t.to_ascii_lowercase());
                     }
+                    "@whole-file" => {}
                     t => raw.push(t.to_string()),
                 }
+            }
+            if r.triggers.contains(&"@whole-file") {
+                whole.extend(words[before..].iter().cloned());
             }
         }
         words.sort();
         words.dedup();
+        whole.sort();
+        whole.dedup();
         raw.sort();
         raw.dedup();
         let build = |pats: &[String]| {
@@ -100,6 +113,7 @@ impl Prefilter {
             context: build(&context),
             raw: build(&raw),
             always,
+            whole: build(&whole),
         }
     }
 
@@ -112,6 +126,14 @@ impl Prefilter {
         self.words
             .as_ref()
             .is_some_and(|words| code_word(words, text))
+    }
+}
+
+impl Prefilter {
+    /// Must `text` be parsed whole (a rule that reads every item applies to it)?
+    #[must_use]
+    pub fn needs_whole_file(&self, text: &str) -> bool {
+        self.always || self.whole.as_ref().is_some_and(|w| code_word(w, text))
     }
 }
 

@@ -19,7 +19,7 @@ pub(crate) static RULE: Rule = Rule {
     default_enabled: true,
     default_severity: Severity::Warning,
     fixable: false,
-    triggers: &["@retry-sites", "@clients", "+client", "+@clients"],
+    triggers: &["@retry-sites", "@clients", "@whole-file"],
     check,
 };
 
