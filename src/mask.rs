@@ -13,7 +13,10 @@
 //! The masked text is only a cheaper input with the same findings (tested over the fixtures and a
 //! real corpus).
 
-use crate::parse::{is_raw_string_start, skip_char_or_lifetime, skip_raw_string, skip_string};
+use crate::parse::{
+    is_raw_string_start, skip_block_comment, skip_char_or_lifetime, skip_line_comment,
+    skip_raw_string, skip_string,
+};
 
 /// What the masker asks of a piece of text: can it matter?
 pub trait Relevance {
@@ -151,8 +154,8 @@ fn body_open(b: &[u8], s: usize, e: usize) -> Option<usize> {
     let mut i = s;
     while i < e {
         match b[i] {
-            b'/' if b.get(i + 1) == Some(&b'/') => i = line_end(b, i),
-            b'/' if b.get(i + 1) == Some(&b'*') => i = block_comment_end(b, i),
+            b'/' if b.get(i + 1) == Some(&b'/') => i = skip_line_comment(b, i),
+            b'/' if b.get(i + 1) == Some(&b'*') => i = skip_block_comment(b, i),
             b'"' => i = skip_string(b, i),
             b'r' if is_raw_string_start(b, i) => i = skip_raw_string(b, i),
             b'\'' => i = skip_char_or_lifetime(b, i),
@@ -180,8 +183,8 @@ fn items(b: &[u8], start: usize, end: usize) -> Vec<(usize, usize)> {
     let mut i = start;
     while i < end {
         match b[i] {
-            b'/' if b.get(i + 1) == Some(&b'/') => i = line_end(b, i),
-            b'/' if b.get(i + 1) == Some(&b'*') => i = block_comment_end(b, i),
+            b'/' if b.get(i + 1) == Some(&b'/') => i = skip_line_comment(b, i),
+            b'/' if b.get(i + 1) == Some(&b'*') => i = skip_block_comment(b, i),
             b'"' => i = skip_string(b, i),
             b'r' if is_raw_string_start(b, i) => i = skip_raw_string(b, i),
             b'b' if b.get(i + 1) == Some(&b'"') => i = skip_string(b, i + 1),
@@ -229,32 +232,6 @@ fn items(b: &[u8], start: usize, end: usize) -> Vec<(usize, usize)> {
         return vec![(start, end)];
     }
     out
-}
-
-fn line_end(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() && b[i] != b'\n' {
-        i += 1;
-    }
-    i
-}
-
-fn block_comment_end(b: &[u8], mut i: usize) -> usize {
-    let mut depth = 0usize;
-    while i < b.len() {
-        if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
-            depth += 1;
-            i += 2;
-        } else if b[i] == b'*' && b.get(i + 1) == Some(&b'/') {
-            depth -= 1;
-            i += 2;
-            if depth == 0 {
-                return i;
-            }
-        } else {
-            i += 1;
-        }
-    }
-    i
 }
 
 #[cfg(test)]

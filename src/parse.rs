@@ -63,27 +63,11 @@ pub fn too_deep(text: &str, limit: usize) -> Option<(usize, usize)> {
         let c = b[i];
         match c {
             b'/' if b.get(i + 1) == Some(&b'/') => {
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
+                i = skip_line_comment(b, i);
                 continue;
             }
             b'/' if b.get(i + 1) == Some(&b'*') => {
-                let mut depth = 0usize;
-                while i < b.len() {
-                    if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
-                        depth += 1;
-                        i += 2;
-                    } else if b[i] == b'*' && b.get(i + 1) == Some(&b'/') {
-                        depth -= 1;
-                        i += 2;
-                        if depth == 0 {
-                            break;
-                        }
-                    } else {
-                        i += 1;
-                    }
-                }
+                i = skip_block_comment(b, i);
                 continue;
             }
             b'"' => {
@@ -134,6 +118,34 @@ pub fn too_deep(text: &str, limit: usize) -> Option<(usize, usize)> {
         i += 1;
     }
     None
+}
+
+/// The end of the `//` comment starting at `i` (its line break, or the end of the text).
+pub(crate) fn skip_line_comment(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && b[i] != b'\n' {
+        i += 1;
+    }
+    i
+}
+
+/// The offset after the (nestable) `/* */` comment starting at `i`.
+pub(crate) fn skip_block_comment(b: &[u8], mut i: usize) -> usize {
+    let mut depth = 0usize;
+    while i < b.len() {
+        if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
+            depth += 1;
+            i += 2;
+        } else if b[i] == b'*' && b.get(i + 1) == Some(&b'/') {
+            depth -= 1;
+            i += 2;
+            if depth == 0 {
+                return i;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    i
 }
 
 pub(crate) fn skip_string(b: &[u8], mut i: usize) -> usize {

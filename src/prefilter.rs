@@ -206,9 +206,7 @@ fn plain_comments(b: &[u8]) -> Vec<(usize, usize)> {
         match b[i] {
             b'/' if b.get(i + 1) == Some(&b'/') => {
                 let start = i;
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
+                i = crate::parse::skip_line_comment(b, i);
                 // `///` and `//!` are doc comments (attributes in the tree), but `////` is plain.
                 let doc = matches!(b.get(start + 2), Some(b'/' | b'!'))
                     && b.get(start + 3) != Some(&b'/');
@@ -220,21 +218,7 @@ fn plain_comments(b: &[u8]) -> Vec<(usize, usize)> {
                 let start = i;
                 let doc = matches!(b.get(start + 2), Some(b'*' | b'!'))
                     && !matches!(b.get(start + 3), Some(b'*' | b'/'));
-                let mut depth = 0usize;
-                while i < b.len() {
-                    if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
-                        depth += 1;
-                        i += 2;
-                    } else if b[i] == b'*' && b.get(i + 1) == Some(&b'/') {
-                        depth -= 1;
-                        i += 2;
-                        if depth == 0 {
-                            break;
-                        }
-                    } else {
-                        i += 1;
-                    }
-                }
+                i = crate::parse::skip_block_comment(b, i);
                 if !doc {
                     out.push((start, i));
                 }
