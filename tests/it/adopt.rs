@@ -449,7 +449,7 @@ fn cargo_subcommand_lints_a_workspace_with_in_house_knowledge() {
         d,
         "Cargo.toml",
         concat!(
-            "[workspace]\nmembers = [\"crates/orders\", \"crates/poller\"]\nresolver = \"2\"\n\n",
+            "[workspace]\nmembers = [\"crates/billing\", \"crates/orders\", \"crates/poller\"]\nresolver = \"2\"\n\n",
             "[workspace.metadata.timeoutlint]\n",
             "# The in-house retry helper, sleep and shutdown type, in the rules/apis.toml schema.\n",
             "[workspace.metadata.timeoutlint.apis.retry]\n",
@@ -458,9 +458,19 @@ fn cargo_subcommand_lints_a_workspace_with_in_house_knowledge() {
             "async = [\"acme_rt::pause\"]\n",
             "[workspace.metadata.timeoutlint.apis.cancellation]\n",
             "types = [\"Halt\"]\n",
+            "# The in-house HTTP client wrapper: its builder's `.timeout(..)` bounds each request.\n",
+            "[workspace.metadata.timeoutlint.apis.clients]\n",
+            "builders = [\"acme_http::HttpClient::builder\"]\n",
         ),
     );
-    for name in ["orders", "poller"] {
+    // The in-house client retried through the in-house helper: both are known only from the
+    // configuration, and the finding needs both.
+    write(
+        d,
+        "crates/billing/src/lib.rs",
+        "use acme_http::HttpClient;\nuse acme_retry::with_backoff;\nuse std::time::Duration;\n\npub async fn charge() -> Result<(), Error> {\n    let client = HttpClient::builder().timeout(Duration::from_secs(30)).build()?;\n    with_backoff(FixedInterval::from_millis(500).take(5), || client.get(\"/charge\").send()).await\n}\n",
+    );
+    for name in ["billing", "orders", "poller"] {
         write(
             d,
             &format!("crates/{name}/Cargo.toml"),
@@ -480,6 +490,7 @@ fn cargo_subcommand_lints_a_workspace_with_in_house_knowledge() {
     let o = cargo_timeoutlint(d, &["--workspace", "--format", "concise"]);
     insta::assert_snapshot!(show(&o), @r#"
 exit 1
+crates/billing/src/lib.rs:6:40: client-timeout-in-retry: `.timeout(..)` bounds each attempt: 30s per attempt x 5 attempts = 150s worst case, with no overall deadline
 crates/orders/src/lib.rs:4:5: unbounded-retry: `acme_retry::with_backoff` retries with a strategy that has no attempt cap and no deadline
 crates/poller/src/lib.rs:10:17: uncancellable-backoff: backoff sleep is not raced against `halt`
 "#);
