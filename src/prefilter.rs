@@ -239,8 +239,6 @@ mod tests {
     use super::*;
 
     fn pf(words: &'static [&'static str]) -> Prefilter {
-        static RULE: std::sync::OnceLock<Rule> = std::sync::OnceLock::new();
-        let _ = &RULE;
         let rule: &'static Rule = Box::leak(Box::new(Rule {
             triggers: words,
             ..*crate::rules::ALL[0]

@@ -1078,15 +1078,14 @@ impl<'ast> Visit<'ast> for Summarizer<'_> {
         }
         self.attempt_timer(c, &res);
         if res.iter().any(|r| self.apis.is_deadline_wrapper(r)) {
-            let n = c.args.len();
-            for (i, a) in c.args.iter().enumerate() {
-                if i + 1 == n {
-                    self.deadline += 1;
-                    self.visit_expr(a);
-                    self.deadline -= 1;
-                } else {
-                    self.visit_expr(a);
-                }
+            let (others, fut) = super::bounded_future(&c.args);
+            for a in others {
+                self.visit_expr(a);
+            }
+            if let Some(fut) = fut {
+                self.deadline += 1;
+                self.visit_expr(fut);
+                self.deadline -= 1;
             }
             return;
         }

@@ -298,6 +298,17 @@ impl Collector<'_> {
         true
     }
 
+    /// Visit with `site` (when the loop is one) as the innermost retry site.
+    fn in_site(&mut self, site: Option<usize>, visit: impl FnOnce(&mut Self)) {
+        if let Some(s) = site {
+            self.site_stack.push(s);
+        }
+        visit(self);
+        if site.is_some() {
+            self.site_stack.pop();
+        }
+    }
+
     fn add_site(&mut self, site: RetrySite) -> usize {
         self.facts.sites.push(site);
         self.facts.sites.len() - 1
@@ -659,11 +670,7 @@ impl<'ast> Visit<'ast> for Collector<'_> {
             None,
             &e.body,
         );
-        site.inspect(|s| self.site_stack.push(*s));
-        visit::visit_expr_loop(self, e);
-        if site.is_some() {
-            self.site_stack.pop();
-        }
+        self.in_site(site, |v| visit::visit_expr_loop(v, e));
     }
 
     fn visit_expr_while(&mut self, e: &'ast syn::ExprWhile) {
@@ -675,11 +682,7 @@ impl<'ast> Visit<'ast> for Collector<'_> {
             Some(&e.cond),
             &e.body,
         );
-        site.inspect(|s| self.site_stack.push(*s));
-        visit::visit_expr_while(self, e);
-        if site.is_some() {
-            self.site_stack.pop();
-        }
+        self.in_site(site, |v| visit::visit_expr_while(v, e));
     }
 
     fn visit_expr_for_loop(&mut self, e: &'ast syn::ExprForLoop) {
@@ -691,11 +694,7 @@ impl<'ast> Visit<'ast> for Collector<'_> {
             Some(&e.expr),
             &e.body,
         );
-        site.inspect(|s| self.site_stack.push(*s));
-        visit::visit_expr_for_loop(self, e);
-        if site.is_some() {
-            self.site_stack.pop();
-        }
+        self.in_site(site, |v| visit::visit_expr_for_loop(v, e));
     }
 
     fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
@@ -717,15 +716,14 @@ impl<'ast> Visit<'ast> for Collector<'_> {
                 return;
             }
             if candidates.iter().any(|c| self.apis.is_deadline_wrapper(c)) {
-                let n = call.args.len();
-                for (i, a) in call.args.iter().enumerate() {
-                    if i + 1 == n {
-                        self.deadline += 1;
-                        self.visit_expr(a);
-                        self.deadline -= 1;
-                    } else {
-                        self.visit_expr(a);
-                    }
+                let (others, fut) = super::bounded_future(&call.args);
+                for a in others {
+                    self.visit_expr(a);
+                }
+                if let Some(fut) = fut {
+                    self.deadline += 1;
+                    self.visit_expr(fut);
+                    self.deadline -= 1;
                 }
                 return;
             }

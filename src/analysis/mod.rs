@@ -182,8 +182,6 @@ pub enum Deadline {
     Outer,
     /// An `Instant` / elapsed / remaining check inside the site.
     Manual,
-    /// Every call of the enclosing function in this file runs under a deadline wrapper.
-    Callers,
 }
 
 /// One retry site.
@@ -321,6 +319,17 @@ impl Sleep {
                 .any(|c| c.iter().any(|w| own.contains(w)))
         })
     }
+}
+
+/// The future a deadline wrapper (`tokio::time::timeout(d, fut)`) bounds: its last argument.
+/// Visitors visit the other arguments as usual and this one under the deadline.
+#[must_use]
+pub fn bounded_future(
+    args: &syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>,
+) -> (Vec<&syn::Expr>, Option<&syn::Expr>) {
+    let mut all: Vec<&syn::Expr> = args.iter().collect();
+    let fut = all.pop();
+    (all, fut)
 }
 
 /// Compute the facts of one parsed file.

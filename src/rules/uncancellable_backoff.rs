@@ -46,7 +46,7 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
         // A raced sleep, or one under an outer deadline, is cancelled with it.
         if sleep.raced
             || sleep.under_deadline
-            || matches!(site.deadline, Some(Deadline::Outer | Deadline::Callers))
+            || site.deadline == Some(Deadline::Outer)
         {
             continue;
         }
