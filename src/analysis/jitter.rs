@@ -58,8 +58,9 @@ const ARITHMETIC: &[&str] = &[
     "as_millis",
     "from",
 ];
-/// backon builders, which have no jitter unless `.with_jitter()` is called.
-const BUILDERS: &[&str] = &["ExponentialBuilder", "FibonacciBuilder", "ConstantBuilder"];
+/// backon builders, which have no jitter unless `.with_jitter()` is called. A file may name one
+/// and no retry word at all (backon's own tests), so they are the rule's triggers too.
+pub const BUILDERS: &[&str] = &["ExponentialBuilder", "FibonacciBuilder", "ConstantBuilder"];
 
 /// Find every delay with no random component.
 pub(super) fn run(file: &syn::File, src: &SourceFile, facts: &Facts) -> Vec<FixedDelay> {

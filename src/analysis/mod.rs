@@ -19,7 +19,7 @@ pub mod requests;
 pub mod words;
 
 mod collect;
-mod jitter;
+pub(crate) mod jitter;
 mod nested;
 pub mod retry_after;
 mod shapes;
@@ -335,13 +335,19 @@ pub fn bounded_future(
 /// Compute the facts of one parsed file.
 #[must_use]
 pub fn analyze(file: &syn::File, src: &SourceFile, apis: &Apis) -> Facts {
-    let mut facts = collect::run(file, src, apis);
+    let mut facts = sites(file, src, apis);
     facts.requests = requests::run(file, src, apis, &facts);
     facts.server_waits = retry_after::run(file, src, &facts);
     facts.status_retries = status::run(file, src, &facts);
     facts.fixed_delays = jitter::run(file, src, &facts);
     facts.nested_retries = nested::run(file, src, &facts, apis);
     facts
+}
+
+/// Only the retry-site model (sites, sleeps, functions, imports): all the crate index reads.
+#[must_use]
+pub fn sites(file: &syn::File, src: &SourceFile, apis: &Apis) -> Facts {
+    collect::run(file, src, apis)
 }
 
 /// Convert a proc-macro2 span into a byte range of `src`.

@@ -5,6 +5,7 @@
 //! random, backoff functions computing `2^n`, backon builders without `.with_jitter()`. Off by
 //! default: a single client retrying a private dependency does not stampede anything.
 
+use crate::analysis::jitter::BUILDERS;
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::rules::{Context, Rule};
 
@@ -15,8 +16,8 @@ pub(crate) static RULE: Rule = Rule {
     default_enabled: false,
     default_severity: Severity::Warning,
     fixable: false,
-    // Sites, backoff functions and builders all carry words the analysis' triggers cover.
-    triggers: &["@retry-sites"],
+    // Sites and backoff functions carry the analysis' words; a builder chain may carry none.
+    triggers: &["@retry-sites", BUILDERS[0], BUILDERS[1], BUILDERS[2]],
     check,
 };
 

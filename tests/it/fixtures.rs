@@ -181,3 +181,24 @@ fn prefilter_never_changes_findings_on_fixtures() {
         }
     }
 }
+
+/// A backon builder chain can sit in a file with no retry word at all (backon's own tests): the
+/// prefilter must still let it through, or `backoff-without-jitter` depends on other rules'
+/// words (it did: such files were found only when a crate rule happened to parse them whole).
+#[test]
+fn prefilter_lets_a_bare_backon_builder_through() {
+    use timeoutlint::lint::lint_source;
+    use timeoutlint::source::SourceFile;
+    let rule = timeoutlint::rules::by_name("backoff-without-jitter").unwrap();
+    let text = "use backon::ConstantBuilder;\n\
+                fn schedule() -> impl Iterator<Item = std::time::Duration> {\n    \
+                    ConstantBuilder::default().build()\n}\n";
+    let src = SourceFile::new("f.rs", text);
+    let found = |prefilter| {
+        lint_source(&src, &crate::support::config(&[rule], prefilter))
+            .diagnostics
+            .len()
+    };
+    assert_eq!(found(false), 1);
+    assert_eq!(found(true), 1);
+}
