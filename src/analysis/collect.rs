@@ -176,6 +176,18 @@ impl Collector<'_> {
         for input in &sig.inputs {
             match input {
                 syn::FnArg::Typed(pt) => {
+                    // Printing every parameter's type is costly; a cancellation type's name
+                    // must be in its text first.
+                    let written = self.src.slice(self.span(pt.ty.span()));
+                    let apis = &self.apis.cancellation;
+                    if !apis
+                        .types
+                        .iter()
+                        .chain(&apis.weak_types)
+                        .any(|t| written.contains(t.rsplit("::").next().unwrap_or(t)))
+                    {
+                        continue;
+                    }
                     let ty = pt.ty.to_token_stream().to_string().replace(' ', "");
                     let name = pt.pat.to_token_stream().to_string();
                     if self.is_cancel_source(&ty, &name) {
@@ -267,8 +279,15 @@ impl Collector<'_> {
                 super::shapes::policy_cap(block),
                 sig.ident.span(),
             )
-        } else if let Some(cap) =
-            super::shapes::recursion(&sig.ident.to_string(), block).filter(|_| {
+        } else if let Some(cap) = Some(sig.ident.to_string())
+            // A body that never spells its own name cannot call itself: skip the walk.
+            .filter(|name| {
+                self.src
+                    .slice(self.span(block.span()))
+                    .contains(name.as_str())
+            })
+            .and_then(|name| super::shapes::recursion(&name, block))
+            .filter(|_| {
                 // Like a loop, recursion counts only with retry evidence in its words.
                 words_of(block)
                     .iter()

@@ -94,8 +94,16 @@ struct Finder<'a> {
 
 impl Finder<'_> {
     fn body(&mut self, name: &str, sig: &syn::Signature, block: &syn::Block) {
+        // Bindings clone every initializer; only a function that waits ever reads them (a known
+        // sleep, or a call named like one, which its text then spells).
         let mut b = Bindings::default();
-        b.visit_block(block);
+        let span = span_of(self.src, block.span());
+        let text = self.src.slice(span);
+        if WAIT_NAMES.iter().any(|w| text.contains(w))
+            || self.facts.sleeps.iter().any(|s| span.contains(s.span))
+        {
+            b.visit_block(block);
+        }
         self.bindings.push(b.0);
         self.backoff_fn(name, sig, block);
         visit::visit_block(self, block);
@@ -106,14 +114,17 @@ impl Finder<'_> {
     fn backoff_fn(&mut self, name: &str, sig: &syn::Signature, block: &syn::Block) {
         let mut name_words = BTreeSet::new();
         split_ident(name, &mut name_words);
+        let named = ["backoff", "retry", "attempt", "reconnect"]
+            .iter()
+            .any(|w| name_words.contains(*w));
+        if !named {
+            return;
+        }
         let returns_duration = match &sig.output {
             syn::ReturnType::Type(_, t) => t.to_token_stream().to_string().contains("Duration"),
             syn::ReturnType::Default => false,
         };
-        let named = ["backoff", "retry", "attempt", "reconnect"]
-            .iter()
-            .any(|w| name_words.contains(*w));
-        if !returns_duration || !named || random(&words_of(block)) {
+        if !returns_duration || random(&words_of(block)) {
             return;
         }
         let Some(syn::Stmt::Expr(tail, None)) = block.stmts.last() else {
@@ -268,15 +279,19 @@ impl<'ast> Visit<'ast> for Finder<'_> {
     }
 
     fn visit_expr(&mut self, e: &'ast Expr) {
-        let span = span_of(self.src, e.span());
-        if let Some(i) = self.facts.sites.iter().position(|s| s.span == span) {
-            self.site_words.insert(i, words_of(e));
-        }
-        if matches!(e, Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_)) {
-            self.loops.push(span);
-            visit::visit_expr(self, e);
-            self.loops.pop();
-            return;
+        // Site words and loops matter only to waits at a site: a file without sites skips the
+        // span arithmetic on every expression.
+        if !self.facts.sites.is_empty() {
+            let span = span_of(self.src, e.span());
+            if let Some(i) = self.facts.sites.iter().position(|s| s.span == span) {
+                self.site_words.insert(i, words_of(e));
+            }
+            if matches!(e, Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_)) {
+                self.loops.push(span);
+                visit::visit_expr(self, e);
+                self.loops.pop();
+                return;
+            }
         }
         if let Some((span, jitter)) = builder_chain(e) {
             if !jitter {

@@ -60,6 +60,10 @@ const PERMANENT_WORDS: &[&str] = &["permanent", "fatal", "unrecoverable"];
 
 /// Find the sites that retry every non-success status.
 pub(super) fn run(file: &syn::File, src: &SourceFile, facts: &Facts) -> Vec<StatusRetry> {
+    // Findings are made at sites only.
+    if facts.sites.is_empty() {
+        return Vec::new();
+    }
     let sites: HashMap<(usize, usize), usize> = facts
         .sites
         .iter()
