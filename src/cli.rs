@@ -210,6 +210,11 @@ fn run(args: &Args) -> anyhow::Result<u8> {
 }
 
 /// Lint `paths` with `threads` workers. Output order does not depend on the thread count.
+///
+/// Pass 1 lints every file alone (crate-level rules left out) and notes which files have retry
+/// sites; pass 2 parses whole only the files of crates with a site, joins each such crate's
+/// summaries and adds the crate-level findings; then every file's findings are finished
+/// (suppressions, configuration), so a suppression comment sees cross-file findings too.
 #[must_use]
 pub fn lint_paths(
     paths: &[PathBuf],
@@ -219,55 +224,83 @@ pub fn lint_paths(
 ) -> Report {
     let (files, mut errors) = walk::rust_files(paths, excludes);
     crate::adopt::progress_total(files.len());
+    let mut results: Vec<(Option<SourceFile>, FileReport)> =
+        parallel(files.len(), threads, &mut errors, |i| {
+            let path = &files[i];
+            let shown = walk::display(path);
+            let out = match walk::read(path, config.max_file_bytes) {
+                Ok(text) => {
+                    let src = SourceFile::new(shown, text);
+                    let report = lint::lint_per_file(&src, config);
+                    // Only files with findings, or comments that may silence a crate finding or
+                    // be reported unused, are finished later: hold no other text.
+                    let keep = !report.diagnostics.is_empty() || src.text.contains("timeoutlint:");
+                    (keep.then_some(src), report)
+                }
+                Err(message) => (
+                    None,
+                    FileReport {
+                        error: Some(FileError {
+                            path: shown,
+                            line: None,
+                            column: None,
+                            message,
+                        }),
+                        ..FileReport::default()
+                    },
+                ),
+            };
+            crate::adopt::progress_tick();
+            out
+        });
+    if config.crate_rules() {
+        join_crates(&files, &mut results, config, threads, &mut errors);
+    }
+    let mut out = Vec::new();
+    for (src, mut report) in results {
+        if let Some(e) = report.error {
+            errors.push(e);
+        }
+        if let Some(src) = src {
+            lint::finish(&src, config, &mut report.diagnostics);
+            if !report.diagnostics.is_empty() {
+                out.push((src, report.diagnostics));
+            }
+        }
+    }
+    errors.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
+    Report {
+        files: out,
+        errors,
+        files_checked: files.len(),
+        rules: config.rules.clone(),
+    }
+}
+
+/// Run `work(0..n)` on `threads` big-stack workers; results in index order.
+fn parallel<T: Send>(
+    n: usize,
+    threads: usize,
+    errors: &mut Vec<FileError>,
+    work: impl Fn(usize) -> T + Sync,
+) -> Vec<T> {
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<(usize, Option<SourceFile>, FileReport)>> = Mutex::new(Vec::new());
+    let results: Mutex<Vec<(usize, T)>> = Mutex::new(Vec::with_capacity(n));
     std::thread::scope(|scope| {
-        for _ in 0..threads.min(files.len().max(1)) {
+        for _ in 0..threads.min(n).max(1) {
             let builder = std::thread::Builder::new()
                 .name("timeoutlint-worker".into())
                 .stack_size(WORKER_STACK);
             let spawned = builder.spawn_scoped(scope, || loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(path) = files.get(i) else { break };
-                let shown = walk::display(path);
-                let (src, report) = match walk::read(path, config.max_file_bytes) {
-                    Ok(text) => {
-                        let src = SourceFile::new(shown, text);
-                        let report = lint::lint_source(&src, config);
-                        // A file with a timeout may receive findings once its crate is joined.
-                        let keep = !report.diagnostics.is_empty()
-                            || report.summary.as_ref().is_some_and(|s| {
-                                !s.timeouts.is_empty() || !s.attempt_timers.is_empty()
-                            });
-                        // Without the crate join nobody reads the summary: don't hold it.
-                        let report = if config.crate_index {
-                            report
-                        } else {
-                            FileReport {
-                                summary: None,
-                                ..report
-                            }
-                        };
-                        (keep.then_some(src), report)
-                    }
-                    Err(message) => (
-                        None,
-                        FileReport {
-                            error: Some(FileError {
-                                path: shown,
-                                line: None,
-                                column: None,
-                                message,
-                            }),
-                            ..FileReport::default()
-                        },
-                    ),
-                };
+                if i >= n {
+                    break;
+                }
+                let r = work(i);
                 results
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .push((i, src, report));
-                crate::adopt::progress_tick();
+                    .push((i, r));
             });
             if let Err(e) = spawned {
                 errors.push(FileError {
@@ -284,64 +317,89 @@ pub fn lint_paths(
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     results.sort_by_key(|r| r.0);
-    if config.crate_index {
-        join_crates(&files, &mut results, config);
-    }
-    let mut out = Vec::new();
-    for (_, src, report) in results {
-        if let Some(e) = report.error {
-            errors.push(e);
+    results.into_iter().map(|r| r.1).collect()
+}
+
+/// Pass 2: the crates (nearest `Cargo.toml`; each file alone with `--no-index`) where pass 1
+/// found a retry site have their files summarised whole and joined; the crate-level findings
+/// are added to their files. A crate without a site cannot hold a crate-level finding, and
+/// most crates have none, so most files are never parsed whole.
+fn join_crates(
+    files: &[PathBuf],
+    results: &mut [(Option<SourceFile>, FileReport)],
+    config: &Config,
+    threads: usize,
+    errors: &mut Vec<FileError>,
+) {
+    let mut roots = walk::CrateRoots::default();
+    let mut key = |i: usize| {
+        if config.crate_index {
+            roots.of(&files[i])
+        } else {
+            Some(files[i].clone())
         }
-        if let Some(src) = src {
-            if !report.diagnostics.is_empty() {
-                out.push((src, report.diagnostics));
+    };
+    let retrying: std::collections::BTreeSet<Option<PathBuf>> = (0..files.len())
+        .filter(|&i| results[i].1.has_sites)
+        .map(&mut key)
+        .collect();
+    if retrying.is_empty() {
+        return;
+    }
+    let mut crates: std::collections::BTreeMap<Option<PathBuf>, Vec<usize>> =
+        std::collections::BTreeMap::new();
+    for i in 0..files.len() {
+        let k = key(i);
+        if retrying.contains(&k) {
+            crates.entry(k).or_default().push(i);
+        }
+    }
+    let members: Vec<usize> = crates.values().flatten().copied().collect();
+    let summaries: Vec<Result<Option<ClientSummary>, FileError>> =
+        parallel(members.len(), threads, errors, |m| {
+            let path = &files[members[m]];
+            // Unreadable files were reported by pass 1.
+            let Ok(text) = walk::read(path, config.max_file_bytes) else {
+                return Ok(None);
+            };
+            lint::summarize_whole(&SourceFile::new(walk::display(path), text), config)
+        });
+    let mut by_file: std::collections::HashMap<usize, ClientSummary> =
+        std::collections::HashMap::new();
+    for (&i, summary) in members.iter().zip(summaries) {
+        match summary {
+            Ok(Some(s)) => {
+                by_file.insert(i, s);
+            }
+            Ok(None) => {}
+            // A file masking let pass 1 read may still be rejected whole.
+            Err(e) => {
+                if results[i].1.error.is_none() {
+                    results[i].1.error = Some(e);
+                }
             }
         }
     }
-    errors.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
-    Report {
-        files: out,
-        errors,
-        files_checked: files.len(),
-        rules: config.rules.clone(),
-    }
-}
-
-/// Pass 2: group the files by crate (nearest `Cargo.toml`), join each crate's summaries, and
-/// replace the crate-level rules' single-file findings with the crate's.
-fn join_crates(
-    files: &[PathBuf],
-    results: &mut [(usize, Option<SourceFile>, FileReport)],
-    config: &Config,
-) {
-    let mut roots = walk::CrateRoots::default();
-    let mut crates: std::collections::BTreeMap<Option<PathBuf>, Vec<usize>> =
-        std::collections::BTreeMap::new();
-    for (k, (i, _, report)) in results.iter().enumerate() {
-        if report.summary.is_some() {
-            crates.entry(roots.of(&files[*i])).or_default().push(k);
-        }
-    }
-    for members in crates.values() {
-        if members.len() < 2 {
-            // Alone in its crate: the single-file findings already are the crate's.
-            continue;
-        }
-        let summaries: Vec<&ClientSummary> = members
-            .iter()
-            .filter_map(|&k| results[k].2.summary.as_ref())
-            .collect();
-        let index = CrateIndex::build(&summaries);
-        for &k in members {
-            let (_, src, report) = &mut results[k];
-            let Some(src) = src else { continue };
-            report
-                .diagnostics
-                .retain(|d| !rules::CRATE_RULES.iter().any(|r| r.name == d.rule.name));
-            report
-                .diagnostics
-                .extend(rules::crate_findings(&index, &src.path, &config.rules));
-            lint::sort(&mut report.diagnostics);
+    for crate_files in crates.values() {
+        let joined: Vec<&ClientSummary> =
+            crate_files.iter().filter_map(|i| by_file.get(i)).collect();
+        let index = CrateIndex::build(&joined);
+        for &i in crate_files {
+            let Some(summary) = by_file.get(&i) else {
+                continue;
+            };
+            let found = rules::crate_findings(&index, &summary.path, &config.rules);
+            if found.is_empty() {
+                continue;
+            }
+            let (src, report) = &mut results[i];
+            if src.is_none() {
+                match walk::read(&files[i], config.max_file_bytes) {
+                    Ok(text) => *src = Some(SourceFile::new(summary.path.clone(), text)),
+                    Err(_) => continue,
+                }
+            }
+            report.diagnostics.extend(found);
         }
     }
 }
