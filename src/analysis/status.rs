@@ -715,11 +715,13 @@ fn leaves(b: &syn::Block) -> bool {
 }
 
 /// A condition that is an attempt cap or a switch (`n > max`, `!retry`) and tests no status.
+/// A Retry-After test (`if let Some(retry_after) = ..`) is not one: only 429 and 503 carry the
+/// header, so giving up without it is a decision about statuses.
 fn is_bound(cond: &Expr) -> bool {
+    let words = ident_words_of(cond);
     classes(cond).is_empty()
-        && ident_words_of(cond)
-            .iter()
-            .any(|w| BOUND_WORDS.contains(&w.as_str()))
+        && !words.contains("after")
+        && words.iter().any(|w| BOUND_WORDS.contains(&w.as_str()))
 }
 
 /// A stream's error item: `Poll::Ready(Some(Err(..)))` or `Some(Err(..))`.
