@@ -86,6 +86,9 @@ pub struct StatusRetry {
     /// The test is the site's success exit (`if status.is_success() { break }`): every other
     /// status falls through to the next attempt, so the site itself is the problem.
     pub success_exit: bool,
+    /// The site is a reconnect state machine: on the non-success path it schedules the next
+    /// attempt here (`state.set(Waiting(delay(d)))`) and yields the error to its caller.
+    pub reconnect: Option<Span>,
 }
 
 /// A sleep whose duration comes from the server (a `Retry-After` value, a backoff hint).

@@ -8,11 +8,19 @@
 //! round again, or a permanent class that guards leaving. A transient test that only guards
 //! leaving (5xx gives up, 4xx goes round) classifies nothing.
 //!
+//! A give-up counts against "leaves only on success" only on the non-success path (after or
+//! beside the success exit), and not when it is the attempt cap or a switch (`if !retry`,
+//! `if n > max`) or an error a stream yields after scheduling its reconnect
+//! (`state = Waiting(delay); return Poll::Ready(Some(Err(e)))`): a reconnect state machine goes
+//! round by its next poll, so its non-success path is the reconnect it schedules.
+//! A combinator's operation named rather than written inline (`fetch.retry(..)`,
+//! `Retry::spawn(s, op)`) is read from this file's function or closure of that name.
+//!
 //! Deliberately absent: error types classified elsewhere (a site that retries every `Err` with no
 //! status test in sight is not judged here: its error may already be classified), and
 //! classification in another function unless its name says so (`is_retryable(&e)`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
@@ -55,6 +63,35 @@ const TRANSIENT_WORDS: &[&str] = &[
 ];
 /// Combinator methods that take a "retry this error?" predicate.
 const PREDICATES: &[&str] = &["when", "retry_if", "notify_when", "adjust"];
+/// Identifier words of a condition that is an attempt cap or an on/off switch, not a judgement
+/// on the response (`if attempts > max`, `if !retry`, `if !self.reconnect`).
+const BOUND_WORDS: &[&str] = &[
+    "attempt",
+    "attempts",
+    "retry",
+    "retries",
+    "tries",
+    "max",
+    "limit",
+    "remaining",
+    "budget",
+    "deadline",
+    "elapsed",
+    "reconnect",
+    "exhausted",
+    "count",
+];
+/// Identifier words of a statement that schedules the next attempt of a state machine.
+const WAIT_WORDS: &[&str] = &[
+    "sleep",
+    "delay",
+    "backoff",
+    "reconnect",
+    "reconnecting",
+    "wait",
+    "waiting",
+    "retrying",
+];
 /// Identifier words of a permanent-class decision.
 const PERMANENT_WORDS: &[&str] = &["permanent", "fatal", "unrecoverable"];
 
@@ -70,10 +107,20 @@ pub(super) fn run(file: &syn::File, src: &SourceFile, facts: &Facts) -> Vec<Stat
         .enumerate()
         .map(|(i, s)| ((s.span.start, s.span.end), i))
         .collect();
+    // Operations named by a combinator are only needed when there is a combinator.
+    let mut ops = Ops::default();
+    if facts
+        .sites
+        .iter()
+        .any(|s| matches!(s.kind, SiteKind::Combinator(_)))
+    {
+        ops.visit_file(file);
+    }
     let mut v = Sites {
         src,
         facts,
         by_span: &sites,
+        ops: &ops.by_name,
         predicated: Vec::new(),
         out: Vec::new(),
     };
@@ -85,14 +132,85 @@ pub(super) fn run(file: &syn::File, src: &SourceFile, facts: &Facts) -> Vec<Stat
     v.out
 }
 
+/// The body of a function or closure of this file that a combinator may run as its operation.
+#[derive(Clone, Copy)]
+enum Op<'f> {
+    Fn(&'f syn::Block),
+    Closure(&'f Expr),
+}
+
+/// Functions (`fn fetch()`) and closures bound to a local (`let op = || ..`) by name. A name
+/// bound twice is ambiguous and dropped.
+#[derive(Default)]
+struct Ops<'f> {
+    by_name: HashMap<String, Option<Op<'f>>>,
+}
+
+impl<'f> Ops<'f> {
+    fn add(&mut self, name: String, op: Op<'f>) {
+        self.by_name
+            .entry(name)
+            .and_modify(|o| *o = None)
+            .or_insert(Some(op));
+    }
+}
+
+impl<'f> Visit<'f> for Ops<'f> {
+    fn visit_item_fn(&mut self, i: &'f syn::ItemFn) {
+        self.add(i.sig.ident.to_string(), Op::Fn(&i.block));
+        visit::visit_item_fn(self, i);
+    }
+
+    fn visit_impl_item_fn(&mut self, i: &'f syn::ImplItemFn) {
+        self.add(i.sig.ident.to_string(), Op::Fn(&i.block));
+        visit::visit_impl_item_fn(self, i);
+    }
+
+    fn visit_local(&mut self, l: &'f syn::Local) {
+        if let (syn::Pat::Ident(id), Some(init)) = (&l.pat, &l.init) {
+            if let Expr::Closure(c) = &*init.expr {
+                self.add(id.ident.to_string(), Op::Closure(&c.body));
+            }
+        }
+        visit::visit_local(self, l);
+    }
+}
+
 struct Sites<'a> {
     src: &'a SourceFile,
     facts: &'a Facts,
     by_span: &'a HashMap<(usize, usize), usize>,
+    ops: &'a HashMap<String, Option<Op<'a>>>,
     /// Starts of combinator calls with a retry predicate further out in their method chain
     /// (`(op).retry(b).when(pred)`): the predicate decides what is retried.
     predicated: Vec<usize>,
     out: Vec<StatusRetry>,
+}
+
+impl Sites<'_> {
+    /// Scan the operations a combinator names (`fetch.retry(..)`, `Retry::spawn(s, op)`) that
+    /// are defined in this file, outside the call.
+    fn named_ops(&self, e: &Expr, found: &mut Scan) {
+        let at = span_of(self.src, e.span());
+        let mut names = HashSet::new();
+        collect_names(e, &mut names);
+        for name in names {
+            let Some(Some(op)) = self.ops.get(&name) else {
+                continue;
+            };
+            let body = match op {
+                Op::Fn(b) => b.span(),
+                Op::Closure(c) => c.span(),
+            };
+            if span_of(self.src, body).contains(at) {
+                continue;
+            }
+            match op {
+                Op::Fn(b) => found.visit_block(b),
+                Op::Closure(c) => found.visit_expr(c),
+            }
+        }
+    }
 }
 
 impl<'ast> Visit<'ast> for Sites<'_> {
@@ -111,21 +229,29 @@ impl<'ast> Visit<'ast> for Sites<'_> {
             let combinator = matches!(self.facts.sites[site].kind, SiteKind::Combinator(_));
             let mut found = Scan::default();
             found.visit_expr(e);
+            if combinator {
+                self.named_ops(e, &mut found);
+            }
             found.combinator_classifies |= self.predicated.contains(&span.start);
             if !(found.classified || combinator && found.combinator_classifies) {
-                // A site that also returns an error somewhere decides to give up on something:
-                // leaving only on success is then not the whole story.
-                let success_exit = found.success_exit.filter(|_| !found.error_return);
+                // A site that also gives up with an error on a non-success response decides
+                // something about statuses: leaving only on success is then not the whole story.
+                let success_exit = found.success_exit.filter(|_| !found.gives_up_on_status());
                 let test = if combinator {
-                    found.error_for_status
+                    found.error_for_status.or(found.negative_leaves)
                 } else {
                     found.negative.or(success_exit)
                 };
                 if let Some((test, success_exit)) = test.map(|t| (t, found.negative.is_none())) {
+                    let reconnect = found
+                        .reconnect()
+                        .filter(|_| success_exit && !combinator)
+                        .map(|s| span_of(self.src, s));
                     self.out.push(StatusRetry {
                         site,
                         test: span_of(self.src, test),
                         success_exit: success_exit && !combinator,
+                        reconnect,
                     });
                 }
             }
@@ -134,15 +260,53 @@ impl<'ast> Visit<'ast> for Sites<'_> {
     }
 }
 
+/// Single-identifier paths in `e` (`fetch`, `op`): candidate names of an operation.
+fn collect_names(e: &Expr, out: &mut HashSet<String>) {
+    struct V<'o>(&'o mut HashSet<String>);
+    impl<'ast> Visit<'ast> for V<'_> {
+        fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+            if let Some(id) = p.path.get_ident() {
+                self.0.insert(id.to_string());
+            }
+        }
+    }
+    V(out).visit_expr(e);
+}
+
+/// A line-column position, ordered.
+type Pos = (usize, usize);
+
+fn start_of(s: proc_macro2::Span) -> Pos {
+    (s.start().line, s.start().column)
+}
+
+fn end_of(s: proc_macro2::Span) -> Pos {
+    (s.end().line, s.end().column)
+}
+
 /// What one site's code tests about statuses.
 #[derive(Default)]
 struct Scan {
     /// A generic non-success test that goes round (`!status.is_success()`, `status != 200`).
     negative: Option<proc_macro2::Span>,
+    /// A generic non-success test that leaves with an error (`if !ok { bail!(..) }`): inside a
+    /// combinator's operation the error is what goes round.
+    negative_leaves: Option<proc_macro2::Span>,
     /// A generic success test that leaves (`if status.is_success() { break }`).
     success_exit: Option<proc_macro2::Span>,
-    /// Some `return` hands back an error (`return Err(e)`, `Poll::Ready(Some(Err(e)))`).
-    error_return: bool,
+    /// Where the success exit's non-success path runs: from the end of its branch to the end of
+    /// the enclosing block (the `else` and what follows), or the later arms of its `match`.
+    success_rest: Option<(Pos, Pos)>,
+    /// Error returns (`return Err(e)`, `bail!`): where, and whether they are exempt (the attempt
+    /// cap or a switch, or a stream's error item after scheduling its reconnect).
+    error_returns: Vec<(Pos, bool)>,
+    /// Returns that yield a stream's error item after scheduling a reconnect, with the
+    /// statement that schedules it.
+    reconnects: Vec<(Pos, proc_macro2::Span)>,
+    /// Enclosing blocks' ends.
+    block_ends: Vec<Pos>,
+    /// Whether each enclosing `if` / guard tests only a bound or a switch.
+    bound_conds: Vec<bool>,
     /// `error_for_status()` turning every non-success status into an error.
     error_for_status: Option<proc_macro2::Span>,
     /// A classifying test decides (transient guards going round, or permanent guards leaving).
@@ -160,9 +324,10 @@ enum Class {
 }
 
 impl Scan {
-    fn branch(&mut self, cond: &Expr, body: &syn::Block) {
+    fn branch(&mut self, cond: &Expr, body: &syn::Block) -> bool {
         let leaves = leaves(body);
         let rounds = !leaves || goes_round(body);
+        let had_exit = self.success_exit.is_some();
         for (class, span, negated) in classes(cond) {
             match (class, negated) {
                 (Class::Success, false) if leaves => {
@@ -173,6 +338,9 @@ impl Scan {
                 (Class::Success, true) if goes_round(body) || !leaves => {
                     self.negative.get_or_insert(span);
                 }
+                (Class::Success, true) if leaves_with_error(body) => {
+                    self.negative_leaves.get_or_insert(span);
+                }
                 (Class::Transient, false) | (Class::Permanent, true) if rounds => {
                     self.classified = true;
                 }
@@ -182,27 +350,103 @@ impl Scan {
                 _ => {}
             }
         }
+        !had_exit && self.success_exit.is_some()
+    }
+
+    fn error_return(&mut self, at: proc_macro2::Span) {
+        let pos = start_of(at);
+        let exempt = self.bound_conds.last() == Some(&true)
+            || self.reconnects.iter().any(|(p, _)| *p == pos);
+        self.error_returns.push((pos, exempt));
+    }
+
+    fn in_rest(&self, pos: Pos) -> bool {
+        self.success_rest
+            .is_some_and(|(from, to)| from <= pos && pos <= to)
+    }
+
+    /// Some error return on the success exit's non-success path is a decision, not the cap.
+    fn gives_up_on_status(&self) -> bool {
+        self.error_returns
+            .iter()
+            .any(|(pos, exempt)| !exempt && self.in_rest(*pos))
+    }
+
+    /// The reconnect a state machine schedules on the success exit's non-success path.
+    fn reconnect(&self) -> Option<proc_macro2::Span> {
+        self.reconnects
+            .iter()
+            .find(|(pos, _)| self.in_rest(*pos))
+            .map(|(_, s)| *s)
+    }
+
+    /// In a block, a `return` of a stream's error item (`Poll::Ready(Some(Err(e)))`) after a
+    /// statement that schedules the next attempt (`state.set(Waiting(delay(d)))`) yields the
+    /// error and reconnects on the next poll: record it before the block's returns are visited.
+    fn stream_yields(&mut self, b: &syn::Block) {
+        let mut wait = None;
+        for stmt in &b.stmts {
+            if let syn::Stmt::Expr(Expr::Return(r), _) = stmt {
+                if let (Some(v), Some(w)) = (&r.expr, wait) {
+                    if stream_error_item(v) {
+                        self.reconnects.push((start_of(r.span()), w));
+                    }
+                }
+                continue;
+            }
+            let words = ident_words_of(stmt);
+            if words.iter().any(|w| WAIT_WORDS.contains(&w.as_str())) && !words.contains("return") {
+                wait = Some(stmt.span());
+            }
+        }
     }
 }
 
 impl<'ast> Visit<'ast> for Scan {
     fn visit_item(&mut self, _: &'ast syn::Item) {}
 
+    fn visit_block(&mut self, b: &'ast syn::Block) {
+        self.stream_yields(b);
+        self.block_ends.push(end_of(b.span()));
+        visit::visit_block(self, b);
+        self.block_ends.pop();
+    }
+
     fn visit_expr_return(&mut self, r: &'ast syn::ExprReturn) {
         if let Some(v) = &r.expr {
             let w = ident_words_of(&**v);
-            self.error_return |= w.contains("err") || w.contains("error");
+            if w.contains("err") || w.contains("error") {
+                self.error_return(r.span());
+            }
         }
         visit::visit_expr_return(self, r);
     }
 
     fn visit_macro(&mut self, m: &'ast syn::Macro) {
-        self.error_return |= m.path.segments.last().is_some_and(|s| s.ident == "bail");
+        if m.path.segments.last().is_some_and(|s| s.ident == "bail") {
+            self.error_return(m.span());
+        }
     }
 
     fn visit_expr_if(&mut self, i: &'ast syn::ExprIf) {
-        self.branch(&i.cond, &i.then_branch);
-        visit::visit_expr_if(self, i);
+        if self.branch(&i.cond, &i.then_branch) {
+            let to = self.block_ends.last().copied().unwrap_or((usize::MAX, 0));
+            self.success_rest = Some((end_of(i.then_branch.span()), to));
+        }
+        self.visit_expr(&i.cond);
+        self.bound_conds.push(is_bound(&i.cond));
+        self.visit_block(&i.then_branch);
+        if let Some((_, e)) = &i.else_branch {
+            self.visit_expr(e);
+        }
+        self.bound_conds.pop();
+    }
+
+    fn visit_arm(&mut self, a: &'ast syn::Arm) {
+        let bound = a.guard.as_ref().is_some_and(|(_, g)| is_bound(g));
+        self.bound_conds.push(bound);
+        visit::visit_arm(self, a);
+        self.bound_conds.pop();
     }
 
     fn visit_expr_match(&mut self, m: &'ast syn::ExprMatch) {
@@ -226,7 +470,9 @@ impl<'ast> Visit<'ast> for Scan {
                 }
             }
             if let Some((_, g)) = &arm.guard {
-                self.branch(g, &body);
+                if self.branch(g, &body) {
+                    self.success_rest = Some((end_of(arm.span()), end_of(m.span())));
+                }
             }
         }
         visit::visit_expr_match(self, m);
@@ -258,9 +504,15 @@ impl<'ast> Visit<'ast> for Scan {
 
     fn visit_path(&mut self, p: &'ast syn::Path) {
         let words = ident_words_of(p);
-        if words
-            .iter()
-            .any(|w| PERMANENT_WORDS.contains(&w.as_str()) || TRANSIENT_WORDS.contains(&w.as_str()))
+        // Wrapping an error as transient (`backoff::Error::transient`, `RetryError::Transient`)
+        // marks it for retry; only when some other path marks errors permanent has the
+        // operation told the two apart, and that path classifies by itself.
+        let constructor = p
+            .segments
+            .last()
+            .is_some_and(|s| s.ident.to_string().eq_ignore_ascii_case("transient"));
+        if words.iter().any(|w| PERMANENT_WORDS.contains(&w.as_str()))
+            || (!constructor && words.iter().any(|w| TRANSIENT_WORDS.contains(&w.as_str())))
             || p.segments.iter().any(|s| s.ident == "RetryIf")
         {
             self.combinator_classifies = true;
@@ -464,6 +716,42 @@ fn leaves(b: &syn::Block) -> bool {
     let mut v = V(false, 0);
     v.visit_block(b);
     v.0
+}
+
+/// A condition that is an attempt cap or a switch (`n > max`, `!retry`) and tests no status.
+/// A Retry-After test (`if let Some(retry_after) = ..`) is not one: only 429 and 503 carry the
+/// header, so giving up without it is a decision about statuses.
+fn is_bound(cond: &Expr) -> bool {
+    let words = ident_words_of(cond);
+    classes(cond).is_empty()
+        && !words.contains("after")
+        && words.iter().any(|w| BOUND_WORDS.contains(&w.as_str()))
+}
+
+/// A stream's error item: `Poll::Ready(Some(Err(..)))` or `Some(Err(..))`.
+fn stream_error_item(e: &Expr) -> bool {
+    fn call_of<'e>(e: &'e Expr, name: &str) -> Option<&'e Expr> {
+        match e {
+            Expr::Call(c)
+                if matches!(&*c.func, Expr::Path(p)
+                if p.path.segments.last().is_some_and(|s| s.ident == name)) =>
+            {
+                c.args.first()
+            }
+            Expr::Paren(p) => call_of(&p.expr, name),
+            _ => None,
+        }
+    }
+    let item = call_of(e, "Ready").unwrap_or(e);
+    call_of(item, "Some").is_some_and(|inner| call_of(inner, "Err").is_some())
+}
+
+/// The block leaves with an error: `return Err(..)`, `bail!(..)`.
+fn leaves_with_error(b: &syn::Block) -> bool {
+    leaves(b) && {
+        let w = ident_words_of(b);
+        w.contains("err") || w.contains("error") || w.contains("bail")
+    }
 }
 
 /// The block goes round explicitly: a `continue` or a wait.

@@ -3,7 +3,8 @@
 //!
 //! Asks the facts (`analysis::status`) for sites whose only status test is "success or not".
 //! Points at the status test, or at the site when the test is its success exit (every other
-//! status falls through to the next attempt). Deliberately absent: sites that retry every error
+//! status falls through to the next attempt), or, in a reconnect state machine, at the
+//! transition that schedules the next attempt. Deliberately absent: sites that retry every error
 //! with no status test in sight: whether that error was classified is not visible here.
 
 use crate::diagnostic::{Diagnostic, Severity};
@@ -16,8 +17,10 @@ pub(crate) static RULE: Rule = Rule {
     default_enabled: true,
     default_severity: Severity::Warning,
     fixable: false,
-    // Every site needs retry evidence, which the analysis' trigger words already cover.
-    triggers: &["@retry-sites"],
+    // Every site needs retry evidence, which the analysis' trigger words already cover. A
+    // combinator's named operation (`fetch.retry(..)`) holds the status test in an item of its
+    // own with no retry word: items naming a status are kept for it.
+    triggers: &["@retry-sites", "+status", "+is_success"],
     check,
 };
 
@@ -30,7 +33,19 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
         .iter()
         .map(|s| {
             let site = &facts.sites[s.site];
-            if s.success_exit {
+            if let Some(reconnect) = s.reconnect {
+                // A state machine's retry decision is the transition it makes on the failure,
+                // not the loop that drives it.
+                Diagnostic::new(
+                    &RULE,
+                    reconnect,
+                    "a reconnect is scheduled after every non-success status, 4xx included",
+                )
+                .label("400, 401, 403, 404 and 422 reconnect like 503")
+                .related(s.test, "the only status test")
+                .related(site.anchor, "retry site")
+                .help(HELP)
+            } else if s.success_exit {
                 Diagnostic::new(
                     &RULE,
                     site.anchor,
