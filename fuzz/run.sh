@@ -43,8 +43,10 @@ done
 # a third of the speed. -a: overflow checks and debug assertions find arithmetic slips.
 # -max_len: real files are longer, but 64 KiB reaches every construct and keeps runs fast.
 # -timeout: one input that takes 10 s is a hang (a real file of that size takes milliseconds).
-log="$(mktemp)"
-trap 'rm -f "$log"' EXIT
+# The full log stays beside the crash inputs (gitignored; not in artifacts/lint/, where
+# cargo-fuzz takes every new file for a failing input), for a CI job to keep.
+mkdir -p "$fuzz/artifacts"
+log="$fuzz/artifacts/run.log"
 status=0
 cargo fuzz run lint -s none -a "$corpus" -- \
   -dict="$fuzz/dict" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
