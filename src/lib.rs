@@ -16,7 +16,8 @@
 //!    data.
 //! 2. No input panics the linter: each file's work is isolated on a big-stack worker behind a
 //!    nesting-depth guard; a panic or parse failure becomes a [`diagnostic::FileError`], the run
-//!    continues and the exit code becomes 2.
+//!    continues and the exit code becomes 2. The fuzz target (`fuzz/`) tries it, and 4, on
+//!    arbitrary input.
 //! 3. Output is deterministic: sorted by path, line, column, rule, whatever the thread count.
 //! 4. The text prefilter never changes findings: it only skips files that contain none of the
 //!    words the analysis and rules can match (`rules/apis.toml` plus each rule's triggers;

@@ -196,6 +196,13 @@ pub fn read(path: &Path, max_bytes: u64) -> Result<String, String> {
         ));
     }
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
+    decode(bytes)
+}
+
+/// A file's bytes as its text, or the per-file error for non-UTF-8 content. Separate from
+/// [`read`] so the fuzz target (`fuzz/`) feeds arbitrary bytes through the very check the CLI
+/// makes.
+pub fn decode(bytes: Vec<u8>) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|e| {
         format!(
             "not valid UTF-8 (first bad byte at offset {}); Rust source must be UTF-8",
