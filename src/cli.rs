@@ -340,7 +340,7 @@ fn join_crates(
                 .retain(|d| !rules::CRATE_RULES.iter().any(|r| r.name == d.rule.name));
             report
                 .diagnostics
-                .extend(rules::crate_findings(&index, &src.path, &config.rules));
+                .extend(rules::crate_findings(&index, src, &config.rules));
             lint::sort(&mut report.diagnostics);
         }
     }
