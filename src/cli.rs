@@ -388,8 +388,7 @@ fn join_crates(
             let Some(summary) = by_file.get(&i) else {
                 continue;
             };
-            let found = rules::crate_findings(&index, &summary.path, &config.rules);
-            if found.is_empty() {
+            if !index.has_findings_in(&summary.path) {
                 continue;
             }
             let (src, report) = &mut results[i];
@@ -399,7 +398,11 @@ fn join_crates(
                     Err(_) => continue,
                 }
             }
-            report.diagnostics.extend(found);
+            if let Some(src) = src {
+                report
+                    .diagnostics
+                    .extend(rules::crate_findings(&index, src, &config.rules));
+            }
         }
     }
 }

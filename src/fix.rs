@@ -139,6 +139,8 @@ pub fn fix_with(text: &str, level: Level, lint: impl Fn(&str) -> Option<Vec<Diag
     }
 }
 
+pub mod policy_loop;
+
 /// Helpers for rules building fixes from source slices.
 pub mod slices {
     use crate::source::Span;
@@ -248,6 +250,315 @@ pub mod slices {
         } else {
             format!("({t})")
         }
+    }
+}
+
+/// Helpers for rules asking what a fix may name at a place: a deadline in scope, whether a std
+/// type is imported. Read-only questions over the facts and the text, no edits.
+pub mod scope {
+    use crate::analysis::Facts;
+    use crate::source::SourceFile;
+
+    /// The deadline a wait in `function` can be capped by: the innermost local named like a
+    /// deadline (`deadline`, `give_up_deadline`) bound from a `now()` expression, or a parameter
+    /// named like one whose type is an `Instant`. Returns its name and the path to write for
+    /// its `Instant` type (`Instant` when imported, else the full path).
+    #[must_use]
+    pub fn deadline(
+        src: &SourceFile,
+        facts: &Facts,
+        function: Option<usize>,
+    ) -> Option<(String, String)> {
+        let (name, ty) = deadline_var(src, facts, function)?;
+        let instant = if let Some(ty) = ty {
+            ty
+        } else if facts.imports.resolve(&["Instant".to_string()])[0] == "Instant" {
+            "std::time::Instant".to_string()
+        } else {
+            "Instant".to_string()
+        };
+        Some((name, instant))
+    }
+
+    /// The path to write for `std::time::Duration`: `Duration` when the file imports it (from
+    /// std or tokio, which re-exports it), else the full path.
+    #[must_use]
+    pub fn duration(facts: &Facts) -> &'static str {
+        let candidates = facts.imports.resolve(&["Duration".to_string()]);
+        if candidates.iter().any(|c| c.ends_with("time::Duration")) {
+            "Duration"
+        } else {
+            "std::time::Duration"
+        }
+    }
+
+    fn deadline_var(
+        src: &SourceFile,
+        facts: &Facts,
+        function: Option<usize>,
+    ) -> Option<(String, Option<String>)> {
+        let mut cur = function;
+        while let Some(i) = cur {
+            let f = &facts.functions[i];
+            let mut names: Vec<&String> = f
+                .bindings
+                .keys()
+                .filter(|n| n.contains("deadline") && f.bindings[*n].contains("now"))
+                .collect();
+            names.sort();
+            if let Some(n) = names.first() {
+                let tokio = f.bindings[*n].contains("tokio");
+                return Some(((*n).clone(), tokio.then(|| "tokio::time::Instant".into())));
+            }
+            if let Some(p) = deadline_param(src.slice(f.span)) {
+                return Some(p);
+            }
+            cur = f.parent;
+        }
+        None
+    }
+
+    /// `deadline: Instant` (or `&tokio::time::Instant`) among the parameters of the function or
+    /// method whose whole text (attributes and doc comments included) is `text`.
+    fn deadline_param(text: &str) -> Option<(String, Option<String>)> {
+        use quote::ToTokens;
+        let sig = syn::parse_str::<syn::ItemFn>(text)
+            .map(|f| f.sig)
+            .or_else(|_| syn::parse_str::<syn::ImplItemFn>(text).map(|f| f.sig))
+            .ok()?;
+        sig.inputs.iter().find_map(|input| {
+            let syn::FnArg::Typed(pt) = input else {
+                return None;
+            };
+            let syn::Pat::Ident(id) = &*pt.pat else {
+                return None;
+            };
+            let name = id.ident.to_string();
+            let ty = pt.ty.to_token_stream().to_string().replace(' ', "");
+            let ty = ty.trim_start_matches('&').to_string();
+            (name.contains("deadline") && ty.ends_with("Instant")).then_some((name, Some(ty)))
+        })
+    }
+}
+
+/// Helpers for rules that move or rewrite whole statements: where a statement sits, what names
+/// an expression reads, and the text to put a new statement before another one.
+pub mod syntax {
+    use std::collections::BTreeSet;
+
+    use syn::spanned::Spanned;
+    use syn::visit::Visit;
+
+    use crate::analysis::span_of;
+    use crate::source::{SourceFile, Span};
+
+    /// The innermost block statement that contains `inner` and lies outside it: where a `let`
+    /// hoisted out of `inner` goes, just before.
+    #[must_use]
+    pub fn enclosing_stmt(src: &SourceFile, ast: &syn::File, inner: Span) -> Option<Span> {
+        struct V<'a> {
+            src: &'a SourceFile,
+            inner: Span,
+            found: Option<Span>,
+        }
+        impl<'ast> Visit<'ast> for V<'_> {
+            fn visit_block(&mut self, b: &'ast syn::Block) {
+                let block = span_of(self.src, b.span());
+                if !block.contains(self.inner) || self.inner.contains(block) {
+                    return;
+                }
+                for stmt in &b.stmts {
+                    let s = span_of(self.src, stmt.span());
+                    if s.contains(self.inner) {
+                        self.found = Some(s);
+                    }
+                }
+                syn::visit::visit_block(self, b);
+            }
+        }
+        let mut v = V {
+            src,
+            inner,
+            found: None,
+        };
+        v.visit_file(ast);
+        v.found
+    }
+
+    /// The local names `expr` reads from outside itself: single-segment lowercase paths, plus
+    /// identifiers and inline format arguments (`{name}`) inside macro calls. Over-approximates
+    /// (a function name counts), which only makes a fix more cautious.
+    #[must_use]
+    pub fn free_names(expr: &syn::Expr) -> BTreeSet<String> {
+        struct V(BTreeSet<String>);
+        impl<'ast> Visit<'ast> for V {
+            fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+                if p.qself.is_none() && p.path.segments.len() == 1 {
+                    let name = p.path.segments[0].ident.to_string();
+                    if name.starts_with(|c: char| c.is_lowercase() || c == '_') {
+                        self.0.insert(name);
+                    }
+                }
+            }
+            fn visit_macro(&mut self, m: &'ast syn::Macro) {
+                macro_names(m.tokens.clone(), &mut self.0);
+            }
+        }
+        let mut v = V(BTreeSet::new());
+        v.visit_expr(expr);
+        // Names the expression binds itself (closure parameters, `let`s in blocks) are not read
+        // from outside.
+        let own = bound_names(expr);
+        v.0.retain(|n| !own.contains(n));
+        v.0
+    }
+
+    fn macro_names(tokens: proc_macro2::TokenStream, out: &mut BTreeSet<String>) {
+        use proc_macro2::TokenTree;
+        let tts: Vec<TokenTree> = tokens.into_iter().collect();
+        let punct =
+            |i: usize, c: char| matches!(tts.get(i), Some(TokenTree::Punct(p)) if p.as_char() == c);
+        for (i, tt) in tts.iter().enumerate() {
+            match tt {
+                TokenTree::Ident(ident) => {
+                    let name = ident.to_string();
+                    // Not a field (`.id`), a path segment (`a::b`) or a path head (`std::`).
+                    let inside_path = i > 0 && (punct(i - 1, '.') || punct(i - 1, ':'));
+                    if !inside_path
+                        && !punct(i + 1, ':')
+                        && !punct(i + 1, '!')
+                        && name.starts_with(|c: char| c.is_lowercase() || c == '_')
+                    {
+                        out.insert(name);
+                    }
+                }
+                TokenTree::Group(g) => macro_names(g.stream(), out),
+                TokenTree::Literal(l) => {
+                    // `format!("{attempt}")` reads `attempt`.
+                    let text = l.to_string();
+                    for part in text.split('{').skip(1) {
+                        let name: String = part
+                            .chars()
+                            .take_while(|c| c.is_alphanumeric() || *c == '_')
+                            .collect();
+                        if name.starts_with(|c: char| c.is_lowercase() || c == '_') {
+                            out.insert(name);
+                        }
+                    }
+                }
+                TokenTree::Punct(_) => {}
+            }
+        }
+    }
+
+    /// Every name a pattern inside `expr` binds (`let`, `for`, closure and match-arm patterns).
+    #[must_use]
+    pub fn bound_names(expr: &syn::Expr) -> BTreeSet<String> {
+        struct V(BTreeSet<String>);
+        impl<'ast> Visit<'ast> for V {
+            fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+                self.0.insert(p.ident.to_string());
+                syn::visit::visit_pat_ident(self, p);
+            }
+        }
+        let mut v = V(BTreeSet::new());
+        v.visit_expr(expr);
+        v.0
+    }
+
+    /// The whitespace before `at` on its line, when nothing else precedes it there.
+    #[must_use]
+    pub fn indent_before(src: &SourceFile, at: usize) -> Option<String> {
+        let line = src.line_span(src.line_index(at));
+        let before = src.text.get(line.start..at)?;
+        before
+            .chars()
+            .all(char::is_whitespace)
+            .then(|| before.to_string())
+    }
+
+    /// `stmt` and its whole line (indentation, a trailing `//` comment, the line break) when
+    /// nothing else is on it; else just `stmt`. Returns the span to delete and the comment.
+    #[must_use]
+    pub fn whole_line(src: &SourceFile, stmt: Span) -> (Span, Option<String>) {
+        let line = src.line_span(src.line_index(stmt.start));
+        let end_line = src.line_span(src.line_index(stmt.end.saturating_sub(1).max(stmt.start)));
+        let before = &src.text[line.start..stmt.start];
+        let after = &src.text[stmt.end..end_line.end];
+        let rest = after.trim();
+        if !before.trim().is_empty() || !(rest.is_empty() || rest.starts_with("//")) {
+            return (stmt, None);
+        }
+        let newline = usize::from(src.text[end_line.end..].starts_with('\n'));
+        let comment = (!rest.is_empty()).then(|| rest.to_string());
+        (Span::new(line.start, end_line.end + newline), comment)
+    }
+
+    /// Is `word` used as a whole identifier in `text`?
+    #[must_use]
+    pub fn has_word(text: &str, word: &str) -> bool {
+        let ident = |c: char| c.is_alphanumeric() || c == '_';
+        text.match_indices(word)
+            .any(|(i, _)| !text[..i].ends_with(ident) && !text[i + word.len()..].starts_with(ident))
+    }
+
+    /// The expression whose span is exactly `span` (a loop, a call), when there is one.
+    #[must_use]
+    pub fn find_expr(src: &SourceFile, ast: &syn::File, span: Span) -> Option<syn::Expr> {
+        struct V<'a> {
+            src: &'a SourceFile,
+            span: Span,
+            found: Option<syn::Expr>,
+        }
+        impl<'ast> Visit<'ast> for V<'_> {
+            fn visit_expr(&mut self, e: &'ast syn::Expr) {
+                if self.found.is_some() {
+                    return;
+                }
+                let s = span_of(self.src, e.span());
+                if s == self.span {
+                    self.found = Some(e.clone());
+                    return;
+                }
+                if s.contains(self.span) {
+                    syn::visit::visit_expr(self, e);
+                }
+            }
+        }
+        let mut v = V {
+            src,
+            span,
+            found: None,
+        };
+        v.visit_file(ast);
+        v.found
+    }
+
+    /// The `let` statement whose initialiser spans exactly `init`.
+    #[must_use]
+    pub fn let_with_init(src: &SourceFile, ast: &syn::File, init: Span) -> Option<syn::Local> {
+        struct V<'a> {
+            src: &'a SourceFile,
+            init: Span,
+            found: Option<syn::Local>,
+        }
+        impl<'ast> Visit<'ast> for V<'_> {
+            fn visit_local(&mut self, l: &'ast syn::Local) {
+                if let Some(i) = &l.init {
+                    if span_of(self.src, i.expr.span()) == self.init {
+                        self.found = Some(l.clone());
+                    }
+                }
+                syn::visit::visit_local(self, l);
+            }
+        }
+        let mut v = V {
+            src,
+            init,
+            found: None,
+        };
+        v.visit_file(ast);
+        v.found
     }
 }
 

@@ -117,6 +117,12 @@ pub struct CrateIndex {
 type Seed = (usize, usize);
 
 impl CrateIndex {
+    /// Does any finding of the index point into `path`?
+    #[must_use]
+    pub fn has_findings_in(&self, path: &str) -> bool {
+        self.clients.iter().any(|f| f.path == path) || self.attempts.iter().any(|a| a.path == path)
+    }
+
     /// Join the summaries of one crate's files.
     #[must_use]
     pub fn build(files: &[&ClientSummary]) -> Self {

@@ -6,9 +6,15 @@
 //! the client summary records with its innermost site. The crate index drops the timers whose
 //! site is bounded (in the file or by every caller in the crate), whose duration is derived from
 //! the time left (`remaining.min(cap)`, `deadline - now`), or which only bound connection setup.
+//!
+//! Fix (may be incorrect), only for the loop shape of [`crate::fix::policy_loop`]: the loop
+//! becomes a `RetryPolicy` with the same attempt count and the timer's duration as its attempt
+//! cap, under a total deadline of attempts x that duration.
 
 use crate::analysis::index::CrateIndex;
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::diagnostic::{Applicability, Diagnostic, Fix, Severity};
+use crate::fix::policy_loop::{self, PerAttempt};
+use crate::source::SourceFile;
 use crate::rules::{Context, Rule};
 
 pub(crate) static RULE: Rule = Rule {
@@ -17,21 +23,25 @@ pub(crate) static RULE: Rule = Rule {
     doc: include_str!("../../rules/attempt-timeout-without-budget.md"),
     default_enabled: true,
     default_severity: Severity::Warning,
-    fixable: false,
+    fixable: true,
     triggers: &["@retry-sites", "@clients", "@whole-file"],
     check,
 };
 
 fn check(cx: &Context) -> Vec<Diagnostic> {
-    from_index(cx.krate, &cx.src.path)
+    from_index(cx.krate, cx.src, Some(cx.ast))
 }
 
-/// The findings whose timer is in `path`.
-pub(super) fn from_index(index: &CrateIndex, path: &str) -> Vec<Diagnostic> {
+/// The findings whose timer is in `src` (with fixes when its syntax tree is given).
+pub(super) fn from_index(
+    index: &CrateIndex,
+    src: &SourceFile,
+    ast: Option<&syn::File>,
+) -> Vec<Diagnostic> {
     index
         .attempts
         .iter()
-        .filter(|a| a.path == path)
+        .filter(|a| a.path == src.path)
         .map(|a| {
             let per = a.secs.map_or_else(
                 || format!("`{}`", a.timer.duration),
@@ -45,10 +55,23 @@ pub(super) fn from_index(index: &CrateIndex, path: &str) -> Vec<Diagnostic> {
                     "each attempt gets a fresh {per} timeout and nothing bounds the attempts together"
                 ),
             };
-            Diagnostic::new(&RULE, a.timer.span, message)
+            let d = Diagnostic::new(&RULE, a.timer.span, message)
                 .label("restarts on every attempt")
                 .related(a.site.anchor, "retry site with no overall deadline")
-                .help("derive each attempt's timeout from one budget: `timeoutlint_retry::RetryPolicy::builder().total(budget).attempt_timeout(d)` (each `Attempt` carries `timeout = min(d, time left)`), or `timeout(remaining.min(d), ..)` against a deadline computed once")
+                .help("derive each attempt's timeout from one budget: `timeoutlint_retry::RetryPolicy::builder().total(budget).attempt_timeout(d)` (each `Attempt` carries `timeout = min(d, time left)`), or `timeout(remaining.min(d), ..)` against a deadline computed once");
+            let rewrite = ast.and_then(|ast| {
+                policy_loop::rewrite(src, ast, a.site.anchor, &PerAttempt::Timer(a.timer.span))
+            });
+            match rewrite {
+                Some(r) => d.fix(Fix {
+                    title: "retry through `timeoutlint_retry::RetryPolicy`: same attempts, this timeout per attempt, one deadline over all".into(),
+                    // The runtime adds its own waits, drops what the failure arms did per
+                    // attempt, and needs the crate as a dependency.
+                    applicability: Applicability::MaybeIncorrect,
+                    edits: vec![r.edit],
+                }),
+                None => d,
+            }
         })
         .collect()
 }

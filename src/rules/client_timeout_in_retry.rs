@@ -5,11 +5,18 @@
 //! reach which sites across files, and which sites are bounded (in the file or by every caller
 //! in the crate). This file only words the finding. Related locations are same-file only (the
 //! emitters render one file's text per finding); sites in other files are listed in a note.
+//!
+//! Fix, only when every site of the timeout is a loop of the shape of
+//! [`crate::fix::policy_loop`] in the same file: each becomes a `RetryPolicy` with the same
+//! attempt count and the client's timeout as the attempt cap, under a total deadline. Without a
+//! literal timeout the cap is a placeholder.
 
 use std::fmt::Write as _;
 
 use crate::analysis::index::{ClientFinding, CrateIndex};
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::diagnostic::{Applicability, Diagnostic, Fix, Severity};
+use crate::fix::policy_loop::{self, PerAttempt};
+use crate::source::SourceFile;
 use crate::rules::{Context, Rule};
 
 pub(crate) static RULE: Rule = Rule {
@@ -18,7 +25,7 @@ pub(crate) static RULE: Rule = Rule {
     doc: include_str!("../../rules/client-timeout-in-retry.md"),
     default_enabled: true,
     default_severity: Severity::Warning,
-    fixable: false,
+    fixable: true,
     triggers: &["@retry-sites", "@clients", "@whole-file"],
     check,
 };
@@ -26,17 +33,61 @@ pub(crate) static RULE: Rule = Rule {
 const HELP: &str = "bound the whole operation: `timeoutlint_retry::RetryPolicy::builder().max_attempts(n).total(budget).attempt_timeout(d).build()?` then `policy.run(|attempt| ..)` and use `attempt.timeout` per request (or wrap the site in `tokio::time::timeout(budget, ..)`)";
 
 fn check(cx: &Context) -> Vec<Diagnostic> {
-    from_index(cx.krate, &cx.src.path)
+    from_index(cx.krate, cx.src, Some(cx.ast))
 }
 
-/// The findings whose timeout call is in `path`.
-pub(super) fn from_index(index: &CrateIndex, path: &str) -> Vec<Diagnostic> {
+/// The findings whose timeout call is in `src` (with fixes when its syntax tree is given).
+pub(super) fn from_index(
+    index: &CrateIndex,
+    src: &SourceFile,
+    ast: Option<&syn::File>,
+) -> Vec<Diagnostic> {
     index
         .clients
         .iter()
-        .filter(|f| f.path == path)
-        .map(diagnostic)
+        .filter(|f| f.path == src.path)
+        .map(|f| {
+            let d = diagnostic(f);
+            match ast.and_then(|ast| fix(f, src, ast)) {
+                Some(fix) => d.fix(fix),
+                None => d,
+            }
+        })
         .collect()
+}
+
+/// Every site of the timeout rewritten onto the runtime's policy, or nothing: a half-fixed
+/// finding would stay.
+fn fix(f: &ClientFinding, src: &SourceFile, ast: &syn::File) -> Option<Fix> {
+    let t = &f.timeout;
+    // A client that retries by itself would multiply the policy's attempts.
+    if t.own_retries.is_some() || f.sites.is_empty() {
+        return None;
+    }
+    let path = policy_loop::duration_path(ast);
+    let cap = policy_loop::portable_duration(&t.duration, path)
+        .or_else(|| f.secs.and_then(|s| policy_loop::duration_of_secs(s, path)));
+    let mut edits = Vec::new();
+    let mut placeholder = false;
+    for s in &f.sites {
+        if s.path != f.path {
+            return None;
+        }
+        let r = policy_loop::rewrite(src, ast, s.site.anchor, &PerAttempt::Client(cap.clone()))?;
+        placeholder |= r.placeholder;
+        edits.push(r.edit);
+    }
+    Some(Fix {
+        title: "retry through `timeoutlint_retry::RetryPolicy`: same attempts, the client's timeout per attempt, one deadline over all".into(),
+        // The runtime adds its own waits and drops what the failure arms did per attempt; the
+        // budget written is the old worst case, to be lowered to the caller's.
+        applicability: if placeholder {
+            Applicability::HasPlaceholders
+        } else {
+            Applicability::MaybeIncorrect
+        },
+        edits,
+    })
 }
 
 fn diagnostic(f: &ClientFinding) -> Diagnostic {

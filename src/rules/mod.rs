@@ -90,16 +90,30 @@ pub static CRATE_RULES: &[&Rule] = &[
     &attempt_timeout_without_budget::RULE,
 ];
 
-/// The findings of the enabled crate-level rules whose primary location is in `path`.
+/// The findings of the enabled crate-level rules whose primary location is in `src`. The file
+/// is parsed again only when it holds one (its fixes rewrite loops by their syntax).
 #[must_use]
-pub fn crate_findings(index: &CrateIndex, path: &str, enabled: &[&Rule]) -> Vec<Diagnostic> {
+pub fn crate_findings(index: &CrateIndex, src: &SourceFile, enabled: &[&Rule]) -> Vec<Diagnostic> {
     let on = |r: &Rule| enabled.iter().any(|e| e.name == r.name);
+    let ast = if index.has_findings_in(&src.path) {
+        crate::parse::parse(src).ok()
+    } else {
+        None
+    };
     let mut out = Vec::new();
     if on(&client_timeout_in_retry::RULE) {
-        out.extend(client_timeout_in_retry::from_index(index, path));
+        out.extend(client_timeout_in_retry::from_index(
+            index,
+            src,
+            ast.as_ref(),
+        ));
     }
     if on(&attempt_timeout_without_budget::RULE) {
-        out.extend(attempt_timeout_without_budget::from_index(index, path));
+        out.extend(attempt_timeout_without_budget::from_index(
+            index,
+            src,
+            ast.as_ref(),
+        ));
     }
     out
 }

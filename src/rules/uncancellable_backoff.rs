@@ -13,7 +13,7 @@
 use crate::analysis::Deadline;
 use crate::analysis::{CancelSource, SiteKind, Sleep};
 use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix, Severity};
-use crate::fix::slices;
+use crate::fix::{scope, slices};
 use crate::rules::{Context, Rule};
 use crate::source::Span;
 
@@ -150,17 +150,10 @@ fn race_fix(cx: &Context, sleep: &Sleep, source: &CancelSource) -> Option<Fix> {
 fn cap_fix(cx: &Context, sleep: &Sleep) -> Option<Fix> {
     let facts = cx.facts;
     let site = &facts.sites[sleep.site?];
-    let (name, ty) = deadline_var(cx, sleep.function)?;
+    let (name, instant) = scope::deadline(cx.src, facts, sleep.function)?;
     if !site.comparison_words.iter().any(|c| c.contains(&name)) {
         return None;
     }
-    let instant = if let Some(ty) = ty {
-        ty
-    } else if facts.imports.resolve(&["Instant".to_string()])[0] == "Instant" {
-        "std::time::Instant".to_string()
-    } else {
-        "Instant".to_string()
-    };
     let args = slices::call_args(&cx.src.text, sleep.span)?;
     let inner = Span::new(args.start + 1, args.end - 1);
     let duration = cx.src.slice(inner);
@@ -178,54 +171,6 @@ fn cap_fix(cx: &Context, sleep: &Sleep) -> Option<Fix> {
                 slices::receiver(duration)
             ),
         }],
-    })
-}
-
-/// The deadline the wait is capped by: the innermost local named like a deadline (`deadline`,
-/// `give_up_deadline`) bound from a `now()` expression, or a parameter named like one whose type
-/// is an `Instant`. Returns its name and the path of its `Instant` type, when written.
-fn deadline_var(cx: &Context, function: Option<usize>) -> Option<(String, Option<String>)> {
-    let facts = cx.facts;
-    let mut cur = function;
-    while let Some(i) = cur {
-        let f = &facts.functions[i];
-        let mut names: Vec<&String> = f
-            .bindings
-            .keys()
-            .filter(|n| n.contains("deadline") && f.bindings[*n].contains("now"))
-            .collect();
-        names.sort();
-        if let Some(n) = names.first() {
-            let tokio = f.bindings[*n].contains("tokio");
-            return Some(((*n).clone(), tokio.then(|| "tokio::time::Instant".into())));
-        }
-        if let Some(p) = deadline_param(cx.src.slice(f.span)) {
-            return Some(p);
-        }
-        cur = f.parent;
-    }
-    None
-}
-
-/// `deadline: Instant` (or `&tokio::time::Instant`) among the parameters of the function or
-/// method whose whole text (attributes and doc comments included) is `text`.
-fn deadline_param(text: &str) -> Option<(String, Option<String>)> {
-    use quote::ToTokens;
-    let sig = syn::parse_str::<syn::ItemFn>(text)
-        .map(|f| f.sig)
-        .or_else(|_| syn::parse_str::<syn::ImplItemFn>(text).map(|f| f.sig))
-        .ok()?;
-    sig.inputs.iter().find_map(|input| {
-        let syn::FnArg::Typed(pt) = input else {
-            return None;
-        };
-        let syn::Pat::Ident(id) = &*pt.pat else {
-            return None;
-        };
-        let name = id.ident.to_string();
-        let ty = pt.ty.to_token_stream().to_string().replace(' ', "");
-        let ty = ty.trim_start_matches('&').to_string();
-        (name.contains("deadline") && ty.ends_with("Instant")).then_some((name, Some(ty)))
     })
 }
 

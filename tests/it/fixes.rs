@@ -97,6 +97,34 @@ fn diff_writes_nothing_and_applies_with_git_apply() {
     );
 }
 
+/// The proof crate's findings (every rule's fix, the loop rewrites and the inserted constant
+/// included) as one `--diff`: it applies with `git apply` and leaves nothing to report.
+#[test]
+fn every_fix_of_the_proof_crate_applies_as_a_diff() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("src")).unwrap();
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let lib = std::fs::read_to_string(root.join("tests/fix-proof/src/lib.rs")).unwrap();
+    std::fs::write(d.join("src/lib.rs"), &lib).unwrap();
+    git(d, &["init", "-q"]);
+    git(d, &["add", "."]);
+    git(d, &["commit", "-qm", "init"]);
+    let o = run(d, &["--diff", "--unsafe-fixes"]);
+    assert_eq!(o.status.code(), Some(1), "a diff is exit 1");
+    std::fs::write(d.join("fix.patch"), &o.stdout).unwrap();
+    git(d, &["apply", "fix.patch"]);
+    std::fs::remove_file(d.join("fix.patch")).unwrap();
+    assert_ne!(std::fs::read_to_string(d.join("src/lib.rs")).unwrap(), lib);
+    let o = run(d, &["--format", "concise"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}
+
 #[test]
 fn fix_refuses_a_dirty_git_tree_without_allow_dirty() {
     let dir = tempfile::tempdir().unwrap();
@@ -238,7 +266,14 @@ fn fixed_proof_crate_compiles_and_lints_clean() {
     );
     let o = run(&krate, &["--format", "concise"]);
     let found = String::from_utf8_lossy(&o.stdout).into_owned();
-    for rule in ["blocking-sleep-in-async", "uncancellable-backoff"] {
+    for rule in [
+        "blocking-sleep-in-async",
+        "uncancellable-backoff",
+        "non-idempotent-retry-without-key",
+        "retry-after-uncapped",
+        "attempt-timeout-without-budget",
+        "client-timeout-in-retry",
+    ] {
         assert!(
             found.contains(rule),
             "the proof crate has no {rule} finding:\n{found}"
@@ -253,7 +288,7 @@ fn fixed_proof_crate_compiles_and_lints_clean() {
         "findings left after fixing:\n{}\n{after}",
         String::from_utf8_lossy(&o.stdout)
     );
-    assert!(String::from_utf8_lossy(&o.stderr).contains("fixed 3 findings in 1 file"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("fixed 7 findings in 1 file"));
     let o = cargo_check(&krate, &target);
     assert!(
         o.status.success(),

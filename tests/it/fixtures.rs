@@ -57,7 +57,21 @@ fn fixture_snapshots() {
         let mut out = String::new();
         let dir = fixture_dir(rule);
         if let Some(dir) = &dir {
-            out = human_files(lint_crate(dir, &[rule], true), &[rule]);
+            let files = lint_crate(dir, &[rule], true);
+            // A fix is made where the whole crate is known: show each fixed file after the
+            // report, as for single-file fixtures.
+            let fixed: Vec<(String, String)> = files
+                .iter()
+                .filter(|(_, d)| rule.fixable && d.iter().any(|d| d.fix.is_some()))
+                .map(|(src, d)| (src.path.clone(), fixed_text(&src.text, d)))
+                .collect();
+            out = human_files(files, &[rule]);
+            for (path, text) in fixed {
+                out.push_str("\n----- ");
+                out.push_str(&path);
+                out.push_str(" with every fix of this rule applied -----\n");
+                out.push_str(&text);
+            }
         }
         for path in fixture_files(rule).into_iter().filter(|_| dir.is_none()) {
             let text = std::fs::read_to_string(&path).unwrap();

@@ -54,6 +54,76 @@ pub async fn with_deadline(deadline: Instant) -> Result<(), String> {
     }
 }
 
+/// non-idempotent-retry-without-key with the key made per attempt (MachineApplicable: the key's
+/// `let` reads nothing the loop binds, so it moves above the loop and is cloned per attempt).
+pub async fn send_mail(client: &reqwest::Client) -> Result<(), String> {
+    for _attempt in 0..3 {
+        let key = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+            .to_string();
+        let res = client
+            .post("http://127.0.0.1:1/mail")
+            .header("Idempotency-Key", key)
+            .send()
+            .await;
+        if res.is_ok() {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    Err("gave up".into())
+}
+
+/// retry-after-uncapped with a deadline in scope (MaybeIncorrect: caps the server's wait at a
+/// new `MAX_RETRY_AFTER` and by the time left).
+pub async fn report(client: &reqwest::Client, deadline: Instant) -> Result<String, reqwest::Error> {
+    for _attempt in 0..3 {
+        let resp = client.get("http://127.0.0.1:1/report").send().await?;
+        if resp.status() != reqwest::StatusCode::TOO_MANY_REQUESTS {
+            return resp.text().await;
+        }
+        let secs = resp
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(1);
+        tokio::time::sleep(Duration::from_secs(secs)).await;
+    }
+    let _ = deadline;
+    Ok(String::new())
+}
+
+/// attempt-timeout-without-budget in the loop shape the fix rewrites (MaybeIncorrect: onto
+/// `RetryPolicy`, same attempts, the timer as the attempt cap).
+pub async fn timed_call() -> Result<(), String> {
+    for attempt in 0..3 {
+        match tokio::time::timeout(Duration::from_millis(100), call(2)).await {
+            Ok(Ok(())) => return Ok(()),
+            Ok(Err(e)) => eprintln!("attempt {attempt} failed: {e}"),
+            Err(_) => eprintln!("attempt {attempt} timed out"),
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    Err("gave up".into())
+}
+
+/// client-timeout-in-retry in the loop shape the fix rewrites (MaybeIncorrect: onto
+/// `RetryPolicy`, same attempts, the client's timeout as the attempt cap).
+pub async fn fetch_report(url: &str) -> Result<String, reqwest::Error> {
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()?;
+    for attempt in 0..4 {
+        match client.get(url).send().await {
+            Ok(r) => return r.text().await,
+            Err(e) => eprintln!("attempt {attempt} failed: {e}"),
+        }
+    }
+    client.get(url).send().await?.text().await
+}
+
 /// The runtime crate is a dependency so that rule docs' `Use instead` code can name it.
 pub fn policy() -> Result<timeoutlint_retry::RetryPolicy, timeoutlint_retry::BuildError> {
     timeoutlint_retry::RetryPolicy::builder()
