@@ -574,3 +574,54 @@ fn statistics_count_findings_per_rule() {
     let o = run(d, &["--timings", "--exit-zero"]);
     assert!(String::from_utf8_lossy(&o.stderr).starts_with("timings: configuration "));
 }
+
+/// A client with a timeout in `src/net.rs`, retried in `src/retry.rs`: a cross-file
+/// `client-timeout-in-retry` finding on line 4 of `src/net.rs`, and nothing else.
+const NET: &str = "use std::time::Duration;\npub fn http() -> reqwest::Client {\n    reqwest::Client::builder()\n        .timeout(Duration::from_secs(8))\n        .build()\n        .unwrap()\n}\n";
+const RETRY: &str = "use crate::net::http;\npub async fn fetch(url: &str) -> Option<String> {\n    for attempt in 0..3 {\n        match http().get(url).send().await {\n            Ok(r) => return r.text().await.ok(),\n            Err(e) => eprintln!(\"attempt {attempt}: {e}\"),\n        }\n    }\n    None\n}\n";
+
+/// Crate-level findings are made after the per-file pass, so they must still go through the
+/// file's suppression comments and the configuration, and a comment that silences one is used.
+#[test]
+fn cross_file_findings_obey_suppressions_and_configuration() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(
+        d,
+        "Cargo.toml",
+        "[package]\nname = \"x\"\nversion = \"0.1.0\"\n",
+    );
+    write(d, "src/lib.rs", "pub mod net;\npub mod retry;\n");
+    write(d, "src/retry.rs", RETRY);
+    write(d, "src/net.rs", NET);
+    let concise = ["--format", "concise", "--extend-select", "all"];
+    let o = show(&run(d, &concise));
+    assert!(o.starts_with("exit 1\n"), "{o}");
+    assert!(o.contains("src/net.rs:4:"), "{o}");
+    assert_eq!(o.matches("client-timeout-in-retry").count(), 1, "{o}");
+
+    // A suppression comment on the line silences it, and counts as used.
+    let silenced = NET.replace(
+        ".timeout(Duration::from_secs(8))",
+        ".timeout(Duration::from_secs(8)) // timeoutlint: ignore[client-timeout-in-retry] callers bound it",
+    );
+    write(d, "src/net.rs", &silenced);
+    assert_eq!(show(&run(d, &concise)), "exit 0\n");
+
+    // Configuration raises its level like any other finding's.
+    write(d, "src/net.rs", NET);
+    write(
+        d,
+        "timeoutlint.toml",
+        "[rules]\nclient-timeout-in-retry = \"error\"\n",
+    );
+    let o = run(d, &["--format", "json"]);
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let levels: Vec<&str> = json["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["severity"].as_str().unwrap())
+        .collect();
+    assert_eq!(levels, ["error"], "{}", show(&o));
+}
