@@ -78,13 +78,22 @@ fn cap_fix(cx: &Context, waits: &[&ServerWait]) -> Option<Fix> {
     let mut deadline_name = None;
     for w in waits {
         let sleep = &facts.sleeps[w.sleep?];
+        // `sleep_until(instant)` waits for a point in time: a `Duration` cap does not apply.
+        if sleep.path.ends_with("_until") {
+            return None;
+        }
         let args = slices::call_args(&cx.src.text, w.wait)?;
         let inner = Span::new(args.start + 1, args.end - 1);
         let arg = cx.src.slice(inner);
         if arg.trim().is_empty() || arg.contains(',') || arg.contains(CAP_NAME) {
             return None;
         }
-        let mut capped = format!("{}.min({CAP_NAME})", slices::receiver(arg));
+        // `d.into()` takes its type from the sleep's parameter; `.min` on it would not infer.
+        let mut capped = if arg.trim_end().ends_with(".into()") {
+            format!("std::cmp::min({}, {CAP_NAME})", arg.trim())
+        } else {
+            format!("{}.min({CAP_NAME})", slices::receiver(arg))
+        };
         if let Some((name, instant)) = scope::deadline(cx.src, facts, sleep.function) {
             use std::fmt::Write as _;
             let _ = write!(

@@ -95,6 +95,25 @@ pub async fn report(client: &reqwest::Client, deadline: Instant) -> Result<Strin
     Ok(String::new())
 }
 
+/// retry-after-uncapped where the wait converts on the way: `.into()` takes the sleep's
+/// parameter type, so the cap must not be a method called on it.
+pub async fn report_converted(client: &reqwest::Client) -> Result<String, reqwest::Error> {
+    for _attempt in 0..3 {
+        let resp = client.get("http://127.0.0.1:1/report").send().await?;
+        if resp.status() != reqwest::StatusCode::TOO_MANY_REQUESTS {
+            return resp.text().await;
+        }
+        let wait = resp
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok())
+            .map_or(Duration::from_secs(1), Duration::from_secs);
+        tokio::time::sleep(wait.into()).await;
+    }
+    Ok(String::new())
+}
+
 /// attempt-timeout-without-budget in the loop shape the fix rewrites (MaybeIncorrect: onto
 /// `RetryPolicy`, same attempts, the timer as the attempt cap).
 pub async fn timed_call() -> Result<(), String> {
