@@ -354,33 +354,33 @@ fn join_crates(
             crates.entry(k).or_default().push(i);
         }
     }
-    let members: Vec<usize> = crates.values().flatten().copied().collect();
-    let summaries: Vec<Result<Option<ClientSummary>, FileError>> =
-        parallel(members.len(), threads, errors, |m| {
-            let path = &files[members[m]];
-            // Unreadable files were reported by pass 1.
-            let Ok(text) = walk::read(path, config.max_file_bytes) else {
-                return Ok(None);
-            };
-            lint::summarize_whole(&SourceFile::new(walk::display(path), text), config)
-        });
-    let mut by_file: std::collections::HashMap<usize, ClientSummary> =
-        std::collections::HashMap::new();
-    for (&i, summary) in members.iter().zip(summaries) {
-        match summary {
-            Ok(Some(s)) => {
-                by_file.insert(i, s);
-            }
-            Ok(None) => {}
-            // A file masking let pass 1 read may still be rejected whole.
-            Err(e) => {
-                if results[i].1.error.is_none() {
-                    results[i].1.error = Some(e);
+    // One crate at a time, its files in parallel: only one crate's summaries are ever held.
+    for crate_files in crates.values() {
+        let summaries: Vec<Result<Option<ClientSummary>, FileError>> =
+            parallel(crate_files.len(), threads, errors, |m| {
+                let path = &files[crate_files[m]];
+                // Unreadable files were reported by pass 1.
+                let Ok(text) = walk::read(path, config.max_file_bytes) else {
+                    return Ok(None);
+                };
+                lint::summarize_whole(&SourceFile::new(walk::display(path), text), config)
+            });
+        let mut by_file: std::collections::HashMap<usize, ClientSummary> =
+            std::collections::HashMap::new();
+        for (&i, summary) in crate_files.iter().zip(summaries) {
+            match summary {
+                Ok(Some(s)) => {
+                    by_file.insert(i, s);
+                }
+                Ok(None) => {}
+                // A file masking let pass 1 read may still be rejected whole.
+                Err(e) => {
+                    if results[i].1.error.is_none() {
+                        results[i].1.error = Some(e);
+                    }
                 }
             }
         }
-    }
-    for crate_files in crates.values() {
         let joined: Vec<&ClientSummary> =
             crate_files.iter().filter_map(|i| by_file.get(i)).collect();
         let index = CrateIndex::build(&joined);
