@@ -45,7 +45,7 @@ pub(super) fn from_index(
         .map(|a| {
             let per = a.secs.map_or_else(
                 || format!("`{}`", a.timer.duration),
-                |s| format!("{}s", fmt_secs(s)),
+                super::duration_text,
             );
             let message = match a.site.cap {
                 Some(n) => format!(
@@ -74,12 +74,4 @@ pub(super) fn from_index(
             }
         })
         .collect()
-}
-
-fn fmt_secs(s: f64) -> String {
-    if (s - s.round()).abs() < 1e-9 {
-        format!("{s:.0}")
-    } else {
-        format!("{s:.1}")
-    }
 }

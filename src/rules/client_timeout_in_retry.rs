@@ -110,15 +110,15 @@ fn diagnostic(f: &ClientFinding) -> Diagnostic {
     });
     let unbounded = f.sites.iter().any(|s| s.site.unbounded);
     let per = match f.secs {
-        Some(s) => format!("{}s per attempt", fmt_secs(s)),
+        Some(s) => format!("{} per attempt", super::duration_text(s)),
         None if t.duration.is_empty() => "the timeout applies per attempt".to_string(),
         None => format!("`{}` per attempt", t.duration),
     };
     let arithmetic = match (f.secs, attempts, unbounded) {
         (_, _, true) => format!("{per} x unbounded attempts, with no overall deadline"),
         (Some(s), Some(n), false) => format!(
-            "{per} x {n} attempts = {}s worst case, with no overall deadline",
-            fmt_secs(s * f64::from(u32::try_from(n).unwrap_or(u32::MAX)))
+            "{per} x {n} attempts = {} worst case, with no overall deadline",
+            super::duration_text(s * f64::from(u32::try_from(n).unwrap_or(u32::MAX)))
         ),
         (_, Some(n), false) => format!("{per} x {n} attempts, with no overall deadline"),
         (_, None, false) => format!("{per}, restarted on every attempt, with no overall deadline"),
@@ -147,12 +147,4 @@ fn diagnostic(f: &ClientFinding) -> Diagnostic {
         d = d.note(format!("retried with no overall deadline at {elsewhere}"));
     }
     d
-}
-
-fn fmt_secs(s: f64) -> String {
-    if (s - s.round()).abs() < 1e-9 {
-        format!("{s:.0}")
-    } else {
-        format!("{s:.1}")
-    }
 }

@@ -118,8 +118,40 @@ pub fn crate_findings(index: &CrateIndex, src: &SourceFile, enabled: &[&Rule]) -
     out
 }
 
+/// A duration for a message: whole seconds as `30s`, other seconds to a tenth (`1.5s`), and
+/// below a second in milliseconds (`50ms`, which a tenth of a second would round to `0.1s`).
+pub(crate) fn duration_text(secs: f64) -> String {
+    let whole = |x: f64| (x - x.round()).abs() < 1e-6;
+    if secs < 1.0 {
+        let ms = secs * 1000.0;
+        if whole(ms) {
+            format!("{ms:.0}ms")
+        } else {
+            format!("{ms:.1}ms")
+        }
+    } else if whole(secs) {
+        format!("{secs:.0}s")
+    } else {
+        format!("{secs:.1}s")
+    }
+}
+
 /// Look a rule up by its kebab name.
 #[must_use]
 pub fn by_name(name: &str) -> Option<&'static Rule> {
     ALL.iter().copied().find(|r| r.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::duration_text;
+
+    #[test]
+    fn durations_read_as_written() {
+        assert_eq!(duration_text(30.0), "30s");
+        assert_eq!(duration_text(1.5), "1.5s");
+        assert_eq!(duration_text(0.05), "50ms");
+        assert_eq!(duration_text(0.0125), "12.5ms");
+        assert_eq!(duration_text(150.0), "150s");
+    }
 }
