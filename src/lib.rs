@@ -6,7 +6,9 @@
 //! with `config` deciding what runs and `baseline` hiding known findings before output.
 //! Cross-file rules read a crate index (`analysis::index`) joined in `cli` from small per-file
 //! summaries (`analysis::clients`), one crate per nearest `Cargo.toml`; no syntax tree outlives
-//! its file's pass.
+//! its file's pass. A directory run has two passes (`lint`): every file without the crate rules,
+//! then whole-file summaries only for the crates where the first pass found a retry site, joined
+//! one crate at a time; suppressions and configuration apply after both.
 //!
 //! Invariants (each has a test):
 //! 1. Only the edge does IO: [`walk`], `cli` and `main`, `config::read_config_files` (finding and
