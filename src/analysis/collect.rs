@@ -13,6 +13,7 @@ use syn::{Expr, Pat};
 
 use super::imports::path_segments;
 use super::macros::{known_macro_exprs, Role};
+use super::optional_cap::{self as opt, OptLocal};
 use super::words::{ident_words_of, words_of};
 use super::{
     span_of, CancelSource, Cap, Deadline, Facts, FnKind, Function, Imports, RetrySite, SiteKind,
@@ -109,6 +110,7 @@ pub(super) fn run(file: &syn::File, src: &SourceFile, apis: &Apis) -> Facts {
         blocking_closures: HashSet::new(),
         single_stmt: HashMap::new(),
         awaited: HashSet::new(),
+        opt_locals: HashMap::new(),
     };
     c.visit_file(file);
     let mut facts = c.facts;
@@ -135,6 +137,8 @@ struct Collector<'a> {
     single_stmt: HashMap<usize, Span>,
     /// Start offsets of expressions that are directly `.await`ed.
     awaited: HashSet<usize>,
+    /// Per function: locals bound from an optional attempt cap (`let unlimited = max.is_none()`).
+    opt_locals: HashMap<usize, HashMap<String, OptLocal>>,
 }
 
 impl Collector<'_> {
@@ -343,6 +347,9 @@ impl Collector<'_> {
         body: &syn::Block,
     ) -> Option<usize> {
         let mut scan = LoopScan::new(self.apis, label.map(|l| l.name.ident.to_string()));
+        if let Some(f) = self.fn_stack.last() {
+            scan.opt_locals = self.opt_locals.get(f).cloned().unwrap_or_default();
+        }
         scan.tail_exit = body.stmts.last().and_then(|s| match s {
             syn::Stmt::Expr(e @ (Expr::Return(_) | Expr::Break(_)), _) => {
                 Some(std::ptr::from_ref::<Expr>(e))
@@ -352,8 +359,11 @@ impl Collector<'_> {
         if let Some(h) = header {
             if kind == SiteKind::While {
                 scan.condition(h);
+                // The header holds whenever the cap is unset: its comparisons bound nothing then.
+                scan.escape = opt::escaping_disjunction(h, &scan.opt_locals);
             }
             scan.visit_expr(h);
+            scan.escape = None;
         }
         scan.visit_block(body);
         let mut words = words_of(body);
@@ -370,7 +380,9 @@ impl Collector<'_> {
         }
         let mut cap = match (&kind, header) {
             (SiteKind::For, Some(iter)) => {
-                if let Some(c) = range_cap(iter) {
+                if let Some(o) = infinite_range(iter, &scan.opt_locals) {
+                    Cap::OffWhenNone(o)
+                } else if let Some(c) = range_cap(iter) {
                     c
                 } else {
                     // Iterating over work items (pages, URLs, rows) is not a retry; a schedule of
@@ -401,6 +413,12 @@ impl Collector<'_> {
                     ..
                 })),
             ) if b.value => Cap::None,
+            // Its comparisons are weighed below, as escaped by the unset option.
+            (SiteKind::While, Some(cond))
+                if opt::escaping_disjunction(cond, &scan.opt_locals).is_some() =>
+            {
+                Cap::None
+            }
             (SiteKind::While, Some(cond)) => literal_cap(cond).unwrap_or(Cap::Symbolic),
             _ => Cap::None,
         };
@@ -410,10 +428,19 @@ impl Collector<'_> {
             return None;
         }
         let mut bounded_by_comparison = false;
+        let uncapped = cap == Cap::None;
+        // The optional cap that an unset option switches off, and whether anything else bounds.
+        let mut off_when_none = None;
+        let mut other_bound = scan.bounding_call;
         for c in &scan.comparisons {
             if c.words.iter().any(|w| BOUND_WORDS.contains(&w.as_str()))
                 || c.words.iter().any(|w| scan.incremented.contains(w))
             {
+                if let Some(o) = &c.escape {
+                    off_when_none.get_or_insert_with(|| o.clone());
+                    continue;
+                }
+                other_bound |= !c.inert;
                 bounded_by_comparison = true;
                 if cap == Cap::None {
                     cap = c.literal.map_or(Cap::Symbolic, Cap::Literal);
@@ -422,6 +449,13 @@ impl Collector<'_> {
         }
         if cap == Cap::None && (scan.bounding_call || bounded_by_comparison) {
             cap = Cap::Symbolic;
+        }
+        if let Some(o) = off_when_none {
+            if uncapped && !other_bound {
+                cap = Cap::OffWhenNone(o);
+            } else if cap == Cap::None {
+                cap = Cap::Symbolic;
+            }
         }
         let manual_deadline = scan.time_check
             || scan
@@ -643,6 +677,12 @@ impl<'ast> Visit<'ast> for Collector<'_> {
                 p => p,
             };
             if let Pat::Ident(id) = pat {
+                if let Some(o) = opt::local_of(&init.expr) {
+                    self.opt_locals
+                        .entry(f)
+                        .or_default()
+                        .insert(id.ident.to_string(), o);
+                }
                 self.facts.functions[f]
                     .bindings
                     .entry(id.ident.to_string())
@@ -879,6 +919,14 @@ fn type_mentions(types: &[String], ty: &str) -> bool {
     })
 }
 
+/// `for _ in 0..max.unwrap_or(usize::MAX)`: a range no counter finishes when the cap is unset.
+fn infinite_range(e: &Expr, locals: &HashMap<String, OptLocal>) -> Option<String> {
+    let Expr::Range(r) = strip_parens(e) else {
+        return None;
+    };
+    opt::infinite_default(r.end.as_deref()?, locals)
+}
+
 /// `for _ in a..b`: the number of attempts when both ends are literals.
 fn range_cap(e: &Expr) -> Option<Cap> {
     let e = strip_parens(e);
@@ -951,6 +999,13 @@ fn int_lit(e: &Expr) -> Option<u64> {
 struct Comparison {
     words: BTreeSet<String>,
     literal: Option<u64>,
+    /// The optional cap whose unset value makes this comparison irrelevant (it is a disjunct
+    /// next to `max.is_none()`, inside a `Some(max)` arm that `None` skips, or against
+    /// `unwrap_or(u32::MAX)`).
+    escape: Option<String>,
+    /// The condition it is in decides nothing about the loop (no exit, `continue` or flag in
+    /// either branch): a "did we retry" log line.
+    inert: bool,
 }
 
 /// What a loop body does: how it goes round, how it leaves, what bounds it.
@@ -982,6 +1037,12 @@ struct LoopScan<'a> {
     time_check: bool,
     comparisons: Vec<Comparison>,
     incremented: BTreeSet<String>,
+    /// Locals bound from an optional cap, from before the loop and inside it.
+    opt_locals: HashMap<String, OptLocal>,
+    /// Inside code that an unset optional cap skips or makes true: the option's name.
+    escape: Option<String>,
+    /// Inside the condition of an `if` whose branches decide nothing about the loop.
+    inert_cond: bool,
 }
 
 impl<'a> LoopScan<'a> {
@@ -1007,6 +1068,9 @@ impl<'a> LoopScan<'a> {
             time_check: false,
             comparisons: Vec::new(),
             incremented: BTreeSet::new(),
+            opt_locals: HashMap::new(),
+            escape: None,
+            inert_cond: false,
         }
     }
 
@@ -1074,6 +1138,19 @@ impl<'a> LoopScan<'a> {
 impl<'ast> Visit<'ast> for LoopScan<'_> {
     fn visit_item(&mut self, _: &'ast syn::Item) {}
 
+    fn visit_local(&mut self, l: &'ast syn::Local) {
+        let pat = match &l.pat {
+            Pat::Type(pt) => &*pt.pat,
+            p => p,
+        };
+        if let (Pat::Ident(id), Some(init)) = (pat, &l.init) {
+            if let Some(o) = opt::local_of(&init.expr) {
+                self.opt_locals.insert(id.ident.to_string(), o);
+            }
+        }
+        visit::visit_local(self, l);
+    }
+
     fn visit_expr_closure(&mut self, c: &'ast syn::ExprClosure) {
         self.closure_depth += 1;
         visit::visit_expr_closure(self, c);
@@ -1108,18 +1185,67 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
 
     fn visit_expr_if(&mut self, e: &'ast syn::ExprIf) {
         self.condition(&e.cond);
+        let then_flow = opt::block_flow(&e.then_branch);
+        let else_flow = e.else_branch.as_ref().map(|(_, els)| opt::expr_flow(els));
+        // `if max.is_none() || n < max.unwrap() { continue }`: an unset cap takes the branch
+        // that goes on. (With a branch that gives up, the unset cap gives up: no escape.)
+        let cond_escape = (!then_flow.leaves)
+            .then(|| opt::escaping_disjunction(&e.cond, &self.opt_locals))
+            .flatten();
+        let inert = then_flow.inert() && else_flow.as_ref().map_or(true, opt::Flow::inert);
+        let outer = (self.escape.clone(), self.inert_cond);
+        if cond_escape.is_some() {
+            self.escape = cond_escape;
+        }
+        self.inert_cond = inert;
         self.visit_expr(&e.cond);
+        (self.escape, self.inert_cond) = outer;
         let success = match &*e.cond {
             Expr::Let(l) => success_pattern(&l.pat),
             c => ident_words_of(c)
                 .iter()
                 .any(|w| w == "success" || w == "ok"),
         };
+        // `if let Some(max) = cfg.max_retries { .. }` with no `else` that gives up: an unset cap
+        // skips every test in the branch.
+        let let_escape = match &*e.cond {
+            Expr::Let(l) if opt::is_some_pat(&l.pat) && else_flow.map_or(true, |f| !f.leaves) => {
+                opt::option_name(&l.expr)
+            }
+            _ => None,
+        };
+        let outer = self.escape.clone();
+        if let_escape.is_some() {
+            self.escape = let_escape;
+        }
         self.success_depth += usize::from(success);
         self.visit_block(&e.then_branch);
         self.success_depth -= usize::from(success);
+        self.escape = outer;
         if let Some((_, els)) = &e.else_branch {
             self.visit_expr(els);
+        }
+    }
+
+    fn visit_expr_match(&mut self, m: &'ast syn::ExprMatch) {
+        // `match cfg.max_retries { Some(max) if n >= max => return Err(..), _ => {} }`: the arm
+        // an unset cap takes goes on, so the `Some` arms' tests bound nothing then.
+        let escape = opt::option_name(&m.expr).filter(|_| {
+            m.arms.iter().any(|a| {
+                opt::is_none_pat(&a.pat) && a.guard.is_none() && !opt::expr_flow(&a.body).leaves
+            })
+        });
+        for attr in &m.attrs {
+            self.visit_attribute(attr);
+        }
+        self.visit_expr(&m.expr);
+        for a in &m.arms {
+            let outer = self.escape.clone();
+            if escape.is_some() && opt::is_some_pat(&a.pat) {
+                self.escape.clone_from(&escape);
+            }
+            self.visit_arm(a);
+            self.escape = outer;
         }
     }
 
@@ -1133,7 +1259,19 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
             matches!(&a.pat, Pat::Wild(_)) || matches!(&a.pat, Pat::Ident(i) if i.subpat.is_none());
         self.success_depth += usize::from(success);
         self.catch_all_depth += usize::from(catch_all);
-        visit::visit_arm(self, a);
+        self.visit_pat(&a.pat);
+        if let Some((_, g)) = &a.guard {
+            let outer = self.escape.clone();
+            // `Err(e) if max.is_none() || n < max.unwrap() => { sleep; }`: as for `if`.
+            if !opt::expr_flow(&a.body).leaves {
+                if let Some(o) = opt::escaping_disjunction(g, &self.opt_locals) {
+                    self.escape = Some(o);
+                }
+            }
+            self.visit_expr(g);
+            self.escape = outer;
+        }
+        self.visit_expr(&a.body);
         self.success_depth -= usize::from(success);
         self.catch_all_depth -= usize::from(catch_all);
     }
@@ -1184,7 +1322,16 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
                         Le(_) | Ge(_) => n + 1,
                         _ => n,
                     });
-                self.comparisons.push(Comparison { words, literal });
+                let escape = self.escape.clone().or_else(|| {
+                    opt::infinite_default(&b.left, &self.opt_locals)
+                        .or_else(|| opt::infinite_default(&b.right, &self.opt_locals))
+                });
+                self.comparisons.push(Comparison {
+                    words,
+                    literal,
+                    escape,
+                    inert: self.inert_cond,
+                });
             }
             AddAssign(_) | SubAssign(_) => {
                 if let Expr::Path(_) | Expr::Field(_) = strip_parens(&b.left) {
@@ -1255,6 +1402,8 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
             self.comparisons.push(Comparison {
                 words,
                 literal: None,
+                escape: None,
+                inert: false,
             });
         }
         if name.starts_with("select") {

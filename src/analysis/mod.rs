@@ -21,6 +21,7 @@ pub mod words;
 mod collect;
 pub(crate) mod jitter;
 mod nested;
+mod optional_cap;
 pub mod retry_after;
 mod shapes;
 mod status;
@@ -176,6 +177,11 @@ pub enum Cap {
     Symbolic,
     /// Could not tell (a strategy built elsewhere).
     Unknown,
+    /// The only attempt cap is a configuration option whose `None` switches it off, written
+    /// out at the site (`max.is_none() || n < max.unwrap()`, a `None => {}` arm, a
+    /// `unwrap_or(u32::MAX)` default): with the option unset the site goes round forever. Holds
+    /// the option's name (`max_retries`).
+    OffWhenNone(String),
 }
 
 /// How a site is bounded in time.

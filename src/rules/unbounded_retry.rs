@@ -2,12 +2,14 @@
 //!
 //! Asks the retry-site model for sites with no attempt cap, no deadline of any kind and no
 //! cancellation check. A combinator whose strategy is built elsewhere has an unknown cap and is
-//! left alone: no guess.
+//! left alone: no guess. A site whose only cap is an option that `None` switches off (written
+//! out at the site: `max.is_none() || n < max.unwrap()`) is reported as unbounded when unset.
 //!
 //! Fix (with a placeholder, never applied by `--fix`): a plain `loop` becomes a `for` over a
-//! number of attempts the user must choose; loops used as values get help text only.
+//! number of attempts the user must choose; loops used as values get help text only. A cap
+//! switched off by `None` gets no fix: the cap already exists.
 
-use crate::analysis::{Cap, SiteKind};
+use crate::analysis::{Cap, RetrySite, SiteKind};
 use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix, Severity};
 use crate::rules::{Context, Rule};
 
@@ -25,51 +27,80 @@ pub(crate) static RULE: Rule = Rule {
 fn check(cx: &Context) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for site in &cx.facts.sites {
-        // Any cap, time bound, stop signal or exit on failure may end the site without success.
-        if site.cap != Cap::None
-            || site.deadline.is_some()
-            || site.checks_cancel
-            || site.exits_on_failure
-        {
+        // Any time bound or stop signal may end the site without success.
+        if site.deadline.is_some() || site.checks_cancel {
             continue;
         }
-        let (message, label) = match &site.kind {
-            SiteKind::Combinator(name) => (
-                format!("`{name}` retries with a strategy that has no attempt cap and no deadline"),
-                "this strategy never gives up",
-            ),
-            SiteKind::Recursion => (
-                "recursive retry has no attempt cap and no deadline".to_string(),
-                "calls itself again after every failure, forever",
-            ),
-            _ => (
-                "retry loop has no attempt cap and no deadline".to_string(),
-                "goes round again after every failure, forever",
-            ),
-        };
-        let mut d = Diagnostic::new(&RULE, site.anchor, message)
-            .label(label)
-            .note("a persistent failure (a down dependency, a revoked credential) keeps this task busy and its caller waiting forever")
-            .help("bound attempts and total time: `timeoutlint_retry::RetryPolicy::builder().max_attempts(5).total(Duration::from_secs(30)).build()?.run(..)`");
-        for &s in &site.sleeps {
-            d = d.related(cx.facts.sleeps[s].span, "waits here between attempts");
+        match &site.cap {
+            // Any other exit on failure may be the bound.
+            Cap::None if !site.exits_on_failure => out.push(uncapped(cx, site)),
+            // The cap's own exit is the failure exit; with the option unset it is never taken.
+            Cap::OffWhenNone(option) => out.push(off_when_none(cx, site, option)),
+            _ => {}
         }
-        if site.kind == SiteKind::Loop
-            && cx.src.slice(site.anchor) == "loop"
-            && !crate::fix::slices::breaks_with_value(cx.src.slice(site.span))
-        {
-            d = d.fix(Fix {
-                title: "cap the attempts (choose the number)".into(),
-                // The count is a guess, and the code after the loop now runs when attempts
-                // run out: it must return the last error.
-                applicability: Applicability::HasPlaceholders,
-                edits: vec![Edit {
-                    span: site.anchor,
-                    replacement: "for _attempt in 0../* max attempts */ 5".into(),
-                }],
-            });
-        }
-        out.push(d);
     }
     out
+}
+
+fn uncapped(cx: &Context, site: &RetrySite) -> Diagnostic {
+    let (message, label) = match &site.kind {
+        SiteKind::Combinator(name) => (
+            format!("`{name}` retries with a strategy that has no attempt cap and no deadline"),
+            "this strategy never gives up",
+        ),
+        SiteKind::Recursion => (
+            "recursive retry has no attempt cap and no deadline".to_string(),
+            "calls itself again after every failure, forever",
+        ),
+        _ => (
+            "retry loop has no attempt cap and no deadline".to_string(),
+            "goes round again after every failure, forever",
+        ),
+    };
+    let mut d = Diagnostic::new(&RULE, site.anchor, message)
+        .label(label)
+        .note("a persistent failure (a down dependency, a revoked credential) keeps this task busy and its caller waiting forever")
+        .help("bound attempts and total time: `timeoutlint_retry::RetryPolicy::builder().max_attempts(5).total(Duration::from_secs(30)).build()?.run(..)`");
+    d = with_sleeps(cx, site, d);
+    if site.kind == SiteKind::Loop
+        && cx.src.slice(site.anchor) == "loop"
+        && !crate::fix::slices::breaks_with_value(cx.src.slice(site.span))
+    {
+        d = d.fix(Fix {
+            title: "cap the attempts (choose the number)".into(),
+            // The count is a guess, and the code after the loop now runs when attempts
+            // run out: it must return the last error.
+            applicability: Applicability::HasPlaceholders,
+            edits: vec![Edit {
+                span: site.anchor,
+                replacement: "for _attempt in 0../* max attempts */ 5".into(),
+            }],
+        });
+    }
+    d
+}
+
+/// No fix: the cap is there and works when set; what to do when it is unset (a default, a
+/// deadline, refusing `None` in the configuration) is the owner's choice.
+fn off_when_none(cx: &Context, site: &RetrySite, option: &str) -> Diagnostic {
+    let d = Diagnostic::new(
+        &RULE,
+        site.anchor,
+        format!("retries forever when `{option}` is `None` (no attempt cap and no deadline then)"),
+    )
+    .label(format!("the only attempt cap; `{option}` = `None` switches it off"))
+    .note(format!(
+        "with `{option}` unset, a persistent failure (a down dependency, a revoked credential) keeps this task busy and its caller waiting forever"
+    ))
+    .help(format!(
+        "give `{option}` a finite default, or bound the total time as well (an overall deadline checked between attempts, or `tokio::time::timeout` around the loop)"
+    ));
+    with_sleeps(cx, site, d)
+}
+
+fn with_sleeps(cx: &Context, site: &RetrySite, mut d: Diagnostic) -> Diagnostic {
+    for &s in &site.sleeps {
+        d = d.related(cx.facts.sleeps[s].span, "waits here between attempts");
+    }
+    d
 }
