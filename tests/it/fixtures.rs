@@ -216,3 +216,31 @@ fn prefilter_lets_a_bare_backon_builder_through() {
     assert_eq!(found(false), 1);
     assert_eq!(found(true), 1);
 }
+
+/// A directory run lints a file in two passes (the crate rules apart, then finished with the
+/// crate's findings); for a file alone that must give what linting it alone gives, fixes and
+/// suppressions included.
+#[test]
+fn a_directory_run_of_one_file_equals_linting_it_alone() {
+    use timeoutlint::lint::lint_source;
+    use timeoutlint::source::SourceFile;
+    let config = crate::support::config(&[], true);
+    for rule in ALL {
+        if fixture_dir(rule).is_some() {
+            continue;
+        }
+        for path in fixture_files(rule) {
+            let rel = path.strip_prefix(crate::support::root()).unwrap();
+            let shown = rel.to_string_lossy().replace('\\', "/");
+            let text = std::fs::read_to_string(&path).unwrap();
+            let alone = lint_source(&SourceFile::new(shown.clone(), text), &config).diagnostics;
+            let run = timeoutlint::cli::lint_paths(&[rel.to_path_buf()], &[], &config, 2);
+            assert!(run.errors.is_empty(), "{:?}", run.errors);
+            let dir: Vec<_> = run.files.into_iter().flat_map(|(_, d)| d).collect();
+            let show = |ds: &[timeoutlint::diagnostic::Diagnostic]| -> Vec<String> {
+                ds.iter().map(|d| format!("{d:?}")).collect()
+            };
+            assert_eq!(show(&dir), show(&alone), "{shown}");
+        }
+    }
+}
