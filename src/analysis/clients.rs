@@ -275,6 +275,16 @@ impl Summarizer<'_> {
         }
     }
 
+    /// A `static` or `const`: its value flows into `static:NAME`, and its initializer is kept
+    /// for the duration arithmetic.
+    fn named_value(&mut self, ident: &syn::Ident, expr: &Expr) {
+        let s = self.srcs(expr);
+        self.flow(s, format!("static:{ident}"));
+        self.out
+            .consts
+            .insert(ident.to_string(), expr.to_token_stream().to_string());
+    }
+
     /// What the value of `e` is made of: the receivers it calls methods on, the last field it
     /// reads, what it passes through external wrappers (`Arc::new(client)`), closures it runs.
     /// Registers the timeout calls it contains on the way.
@@ -900,20 +910,12 @@ impl<'ast> Visit<'ast> for Summarizer<'_> {
     }
 
     fn visit_item_static(&mut self, i: &'ast syn::ItemStatic) {
-        let s = self.srcs(&i.expr);
-        self.flow(s, format!("static:{}", i.ident));
-        self.out
-            .consts
-            .insert(i.ident.to_string(), i.expr.to_token_stream().to_string());
+        self.named_value(&i.ident, &i.expr);
         visit::visit_item_static(self, i);
     }
 
     fn visit_item_const(&mut self, i: &'ast syn::ItemConst) {
-        let s = self.srcs(&i.expr);
-        self.flow(s, format!("static:{}", i.ident));
-        self.out
-            .consts
-            .insert(i.ident.to_string(), i.expr.to_token_stream().to_string());
+        self.named_value(&i.ident, &i.expr);
         visit::visit_item_const(self, i);
     }
 
@@ -1078,15 +1080,7 @@ impl<'ast> Visit<'ast> for Summarizer<'_> {
         }
         self.attempt_timer(c, &res);
         if res.iter().any(|r| self.apis.is_deadline_wrapper(r)) {
-            let (others, fut) = super::bounded_future(&c.args);
-            for a in others {
-                self.visit_expr(a);
-            }
-            if let Some(fut) = fut {
-                self.deadline += 1;
-                self.visit_expr(fut);
-                self.deadline -= 1;
-            }
+            super::visit_bounded(self, &c.args, |s| &mut s.deadline);
             return;
         }
         visit::visit_expr_call(self, c);

@@ -90,7 +90,7 @@ const STRATEGY_WORDS: &[&str] = &[
 /// Callees that run their closure on a thread where blocking is fine.
 const BLOCKING_SPAWNERS: &[&str] = &["spawn_blocking", "block_in_place"];
 /// Macros that leave the enclosing function.
-const EXIT_MACROS: &[&str] = &["bail", "panic", "unreachable", "todo", "unimplemented"];
+pub(super) const EXIT_MACROS: &[&str] = &["bail", "panic", "unreachable", "todo", "unimplemented"];
 
 pub(super) fn run(file: &syn::File, src: &SourceFile, apis: &Apis) -> Facts {
     let imports = Imports::collect(file);
@@ -775,15 +775,7 @@ impl<'ast> Visit<'ast> for Collector<'_> {
                 return;
             }
             if candidates.iter().any(|c| self.apis.is_deadline_wrapper(c)) {
-                let (others, fut) = super::bounded_future(&call.args);
-                for a in others {
-                    self.visit_expr(a);
-                }
-                if let Some(fut) = fut {
-                    self.deadline += 1;
-                    self.visit_expr(fut);
-                    self.deadline -= 1;
-                }
+                super::visit_bounded(self, &call.args, |s| &mut s.deadline);
                 return;
             }
             if let Some(rc) = candidates

@@ -330,15 +330,24 @@ impl Sleep {
     }
 }
 
-/// The future a deadline wrapper (`tokio::time::timeout(d, fut)`) bounds: its last argument.
-/// Visitors visit the other arguments as usual and this one under the deadline.
-#[must_use]
-pub fn bounded_future(
-    args: &syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>,
-) -> (Vec<&syn::Expr>, Option<&syn::Expr>) {
+/// Visit the arguments of a deadline wrapper (`tokio::time::timeout(d, fut)`): the bounded future
+/// (the last argument) with `depth` raised, so the visitor knows it runs under a deadline, and
+/// the others as usual.
+pub(crate) fn visit_bounded<'ast, V: syn::visit::Visit<'ast>>(
+    v: &mut V,
+    args: &'ast syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>,
+    depth: fn(&mut V) -> &mut usize,
+) {
     let mut all: Vec<&syn::Expr> = args.iter().collect();
     let fut = all.pop();
-    (all, fut)
+    for a in all {
+        v.visit_expr(a);
+    }
+    if let Some(fut) = fut {
+        *depth(v) += 1;
+        v.visit_expr(fut);
+        *depth(v) -= 1;
+    }
 }
 
 /// Compute the facts of one parsed file.
