@@ -44,11 +44,13 @@ mod blocking;
 mod budget;
 mod classify;
 mod deadline;
+mod engine;
 mod error;
 #[cfg(feature = "reqwest")]
 pub mod http;
 #[cfg(feature = "tower")]
 pub mod layer;
+mod options;
 mod policy;
 mod reconcile;
 pub mod retry_after;
@@ -58,7 +60,7 @@ pub use attempt::{Attempt, IdempotencyKey};
 pub use backoff::{Backoff, Jitter};
 pub use blocking::{BlockingCall, CancelHandle, ReconcileBlocking};
 pub use budget::{RetryBudget, RetryBudgets};
-pub use classify::{ByTrait, Classifier, Classify, Outcome};
+pub use classify::{ByTrait, Classifier, Classify, Outcome, Verdict};
 pub use deadline::Deadline;
 pub use error::{AttemptEnd, AttemptRecord, ErrorKind, Failure, RetryError};
 pub use policy::{

@@ -185,7 +185,11 @@ mod tests {
             "Sunday, 06-Nov-94 08:49:37 GMT",
             "Sun Nov  6 08:49:37 1994",
         ] {
-            assert_eq!(parse_at(date, now), Some(Duration::from_millis(1244)), "{date}");
+            assert_eq!(
+                parse_at(date, now),
+                Some(Duration::from_millis(1244)),
+                "{date}"
+            );
         }
         // A date inside the current second is already due; one just past is zero, not negative.
         let now = UNIX_EPOCH + Duration::from_secs(EXAMPLE) + Duration::from_millis(300);

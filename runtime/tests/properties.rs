@@ -322,7 +322,7 @@ async fn p04_idempotency_key_is_the_same_on_every_attempt() {
                 .push(attempt.idempotency_key.to_string());
             client.post(server.url("/charges")).body("{}")
         })
-        .idempotency_key()
+        .idempotency_key(IdempotencyKey::generate())
         .send()
         .await
         .unwrap();
@@ -339,7 +339,7 @@ async fn p04_idempotency_key_is_the_same_on_every_attempt() {
     client
         .post(server.url("/charges"))
         .retrying(&policy)
-        .with_key(IdempotencyKey::from("order-7"))
+        .idempotency_key("order-7")
         .send()
         .await
         .unwrap();
@@ -381,7 +381,7 @@ async fn p05_post_is_retried_only_with_a_key() {
         .post(server.url("/orders"))
         .body("{}")
         .retrying(&policy)
-        .idempotency_key()
+        .idempotency_key(IdempotencyKey::generate())
         .send()
         .await
         .unwrap_err();
@@ -410,15 +410,20 @@ async fn p05_post_is_retried_only_with_a_key() {
     assert_eq!(response.status(), 200);
     assert_eq!(server.seen().len(), 2);
 
-    // A 4xx is final: returned as the response, like reqwest does, and not retried.
+    // A 4xx is final: not retried, and a failure like every failing status (`Permanent`,
+    // with the response inside).
     let server = serve(|_, _| status(404)).await;
-    let response = client
+    let err = client
         .get(server.url("/missing"))
         .retrying(&policy)
         .send()
         .await
-        .unwrap();
-    assert_eq!(response.status(), 404);
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Permanent);
+    assert_eq!(
+        err.response().map(reqwest::Response::status),
+        Some(404.try_into().unwrap())
+    );
     assert_eq!(server.seen().len(), 1);
 }
 
@@ -1090,7 +1095,7 @@ fn futures_are_send() {
     let http = client
         .get("http://127.0.0.1:9/")
         .retrying(&policy)
-        .idempotency_key()
+        .idempotency_key(IdempotencyKey::generate())
         .cancel_on(token.cancelled())
         .send();
     assert_send(&http);
