@@ -162,6 +162,145 @@ async fn p01_a_callers_earlier_deadline_wins() {
     );
 }
 
+/// Issue 16, item 1 on the paused clock: a wait cut to leave the 50 ms minimum of a 1 s budget
+/// ends at 950 ms, but the executor is busy from 940 to 990 ms. The attempt would start with
+/// 10 ms left, so none starts: `DeadlineExceeded` after one attempt. A wake-up within the
+/// allowance (a tenth of the minimum) still starts it; one just past does not; and after a
+/// wait the deadline did not cut, a late wake-up gets no allowance at all.
+#[tokio::test(start_paused = true)]
+async fn p01_a_late_wakeup_starts_no_attempt_short_of_the_minimum() {
+    async fn busy_until(from: Duration, to: Duration) {
+        let start = Instant::now();
+        tokio::spawn(async move {
+            tokio::time::sleep_until(start + from).await;
+            // The executor "wakes" only at `to`: time moves on without polling anyone.
+            tokio::time::advance(to - from).await;
+        });
+    }
+    async fn run(
+        backoff: Duration,
+        first_takes: Duration,
+        busy: Option<(u64, u64)>,
+    ) -> (RetryError<Outcome>, Vec<Duration>) {
+        let policy = RetryPolicy::builder()
+            .max_attempts(3)
+            .total(Duration::from_secs(1))
+            .backoff(Backoff::constant(backoff).jitter(Jitter::None))
+            .build()
+            .unwrap();
+        if let Some((from, to)) = busy {
+            busy_until(Duration::from_millis(from), Duration::from_millis(to)).await;
+        }
+        let timeouts = Mutex::new(Vec::new());
+        let err = policy
+            .run(|attempt| {
+                timeouts.lock().unwrap().push(attempt.timeout);
+                async move {
+                    if attempt.number == 1 {
+                        tokio::time::sleep(first_takes).await;
+                    }
+                    Err::<(), _>(Outcome::NotApplied)
+                }
+            })
+            .await
+            .unwrap_err();
+        (err, timeouts.into_inner().unwrap())
+    }
+    let cut = Duration::from_secs(5);
+    // Busy 940..990 ms: the wait (cut to end at 950 ms) is noticed at 990 ms, 10 ms left.
+    let (err, timeouts) = run(cut, Duration::ZERO, Some((940, 990))).await;
+    assert_eq!(
+        err.kind(),
+        ErrorKind::DeadlineExceeded,
+        "{:?}",
+        err.history()
+    );
+    assert_eq!(
+        timeouts.len(),
+        1,
+        "no attempt starts with 10 ms left: {timeouts:?}"
+    );
+    assert_eq!(err.history()[0].wait, Some(Duration::from_millis(950)));
+    // Not busy: the attempt after the cut wait gets exactly the minimum.
+    let (err, timeouts) = run(cut, Duration::ZERO, None).await;
+    assert_eq!(err.kind(), ErrorKind::DeadlineExceeded);
+    assert_eq!(
+        timeouts,
+        [Duration::from_secs(1), Duration::from_millis(50)]
+    );
+    // 3 ms late is within the allowance (5 ms of 50 ms): it starts with the 47 ms left.
+    let (_, timeouts) = run(cut, Duration::ZERO, Some((940, 953))).await;
+    assert_eq!(
+        timeouts,
+        [Duration::from_secs(1), Duration::from_millis(47)]
+    );
+    // 6 ms late is not: 44 ms is too short.
+    let (_, timeouts) = run(cut, Duration::ZERO, Some((940, 956))).await;
+    assert_eq!(timeouts.len(), 1, "{timeouts:?}");
+    // A 100 ms wait after an 800 ms attempt ends at 900 ms, uncut; busy until 960 ms leaves
+    // 40 ms, under the minimum, and there is no allowance for a wait that was not cut.
+    let (err, timeouts) = run(
+        Duration::from_millis(100),
+        Duration::from_millis(800),
+        Some((880, 960)),
+    )
+    .await;
+    assert_eq!(err.history()[0].wait, Some(Duration::from_millis(100)));
+    assert_eq!(timeouts.len(), 1, "{timeouts:?}");
+}
+
+/// Issue 16, item 1 over loopback HTTP: a 503, a wait cut to end with 50 ms of the 1 s budget
+/// left, and the (single-threaded) executor blocked from 800 to 990 ms. The retry would start
+/// with under 10 ms left: it does not, and the server sees one request. Without the block
+/// (and with a 200 ms minimum, so a loaded machine's timer lag stays within the allowance)
+/// the retry goes out and succeeds: the test would catch an attempt that starts short.
+#[tokio::test]
+async fn p01_a_late_wakeup_sends_no_request_short_of_the_minimum() {
+    async fn send(
+        min_attempt: Duration,
+        block: bool,
+    ) -> (Result<reqwest::Response, RetryError<HttpError>>, usize) {
+        let server = serve(|i, _| if i == 0 { status(503) } else { ok() }).await;
+        let policy = RetryPolicy::builder()
+            .max_attempts(3)
+            .total(Duration::from_secs(1))
+            .min_attempt_time(min_attempt)
+            .backoff(Backoff::constant(Duration::from_secs(5)).jitter(Jitter::None))
+            .build()
+            .unwrap();
+        let start = std::time::Instant::now();
+        if block {
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(800)).await;
+                // Blocks the runtime's only thread (a Condvar wait, not a sleep): the cut wait
+                // ends meanwhile, and nobody notices until 990 ms.
+                let busy = Duration::from_millis(990).saturating_sub(start.elapsed());
+                let _ = CancelHandle::new().wait_timeout(busy);
+            });
+        }
+        let result = reqwest::Client::new()
+            .get(server.url("/late"))
+            .retrying(&policy)
+            .send()
+            .await;
+        (result, server.seen().len())
+    }
+    let (result, seen) = send(Duration::from_millis(50), true).await;
+    let err = result.unwrap_err();
+    assert_eq!(
+        err.kind(),
+        ErrorKind::DeadlineExceeded,
+        "{:?}",
+        err.history()
+    );
+    assert_eq!(seen, 1, "the late retry must not reach the server");
+    assert_eq!(err.attempts(), 1);
+
+    let (result, seen) = send(Duration::from_millis(200), false).await;
+    assert_eq!(result.unwrap().status(), 200);
+    assert_eq!(seen, 2);
+}
+
 // ---------------------------------------------------------------------------------------------
 // 2. Cancellation.
 
@@ -686,6 +825,53 @@ fn imf_fixdate(unix: u64) -> String {
         rem % 3600 / 60,
         rem % 60
     )
+}
+
+/// Issue 16, item 2 over loopback HTTP: a 429 whose `Retry-After` is an HTTP-date about
+/// 1.244 s ahead, received about 0.756 s into a second. Read from the precise time, the wait
+/// fits a 1.7 s budget and the retry succeeds; read from the start of the second it was 2 s
+/// and failed at once with `RetryAfterTooLong`.
+#[tokio::test]
+async fn p07_an_http_date_is_measured_from_the_precise_time() {
+    let server = serve(|i, _| {
+        if i == 0 {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap();
+            // The next whole second but one: 2 s minus the fraction of this second.
+            let date = imf_fixdate(now.as_secs() + 2);
+            Reply::Status(429, vec![("retry-after", date)])
+        } else {
+            ok()
+        }
+    })
+    .await;
+    let policy = RetryPolicy::builder()
+        .total(Duration::from_millis(1700))
+        .backoff(fast_backoff())
+        .build()
+        .unwrap();
+    // Send 0.756 s into a second, as in the issue.
+    let into_second = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_millis();
+    let until = (1756 - into_second) % 1000;
+    tokio::time::sleep(Duration::from_millis(u64::from(until))).await;
+    let start = std::time::Instant::now();
+    let response = reqwest::Client::new()
+        .get(server.url("/limited"))
+        .retrying(&policy)
+        .send()
+        .await;
+    let elapsed = start.elapsed();
+    let response = response.unwrap_or_else(|e| panic!("{e}: {:?}", e.history()));
+    assert_eq!(response.status(), 200);
+    assert_eq!(server.seen().len(), 2);
+    assert!(
+        elapsed >= Duration::from_millis(1100) && elapsed < Duration::from_millis(1700),
+        "took {elapsed:?}"
+    );
 }
 
 /// A hint on a non-throttled outcome (a 503's `Retry-After`) is honoured the same way, through
