@@ -404,3 +404,134 @@ pub(crate) fn duration_ms(d: Duration) -> u64 {
 fn whole_millis(d: Duration) -> Duration {
     Duration::from_millis(duration_ms(d))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backoff::{Backoff, Jitter};
+
+    fn policy() -> RetryPolicy {
+        RetryPolicy::builder()
+            .max_attempts(3)
+            .total(Duration::from_secs(1))
+            .backoff(Backoff::constant(Duration::from_secs(5)).jitter(Jitter::None))
+            .build()
+            .unwrap()
+    }
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    fn attempt_timeout(step: &Step) -> Option<Duration> {
+        match step {
+            Step::Attempt(attempt, _) => Some(attempt.timeout),
+            _ => None,
+        }
+    }
+
+    fn failed(outcome: Outcome) -> Event {
+        Event::Failed(outcome.into())
+    }
+
+    /// The engine reads no clock: the same events at other times give other steps. A wait cut
+    /// to leave the minimum, noticed 40 ms late, starts nothing; noticed on time, it starts the
+    /// last attempt, after which the engine gives up rather than spin.
+    #[test]
+    fn the_engine_is_told_the_time() {
+        let policy = policy();
+        let t0 = Instant::now();
+        let mut engine = Engine::new(&policy, Options::default(), false, t0);
+        assert_eq!(
+            attempt_timeout(&engine.step(Event::Start, t0)),
+            Some(ms(1000))
+        );
+        assert!(matches!(
+            engine.step(failed(Outcome::NotApplied), t0),
+            Step::Wait(wait) if wait == ms(950)
+        ));
+        assert!(matches!(
+            engine.step(Event::Woke, t0 + ms(990)),
+            Step::GiveUp(ErrorKind::DeadlineExceeded)
+        ));
+        assert_eq!(
+            engine
+                .finish::<()>(ErrorKind::DeadlineExceeded, None)
+                .attempts(),
+            1
+        );
+
+        let mut engine = Engine::new(&policy, Options::default(), false, t0);
+        engine.step(Event::Start, t0);
+        engine.step(failed(Outcome::NotApplied), t0);
+        assert_eq!(
+            attempt_timeout(&engine.step(Event::Woke, t0 + ms(950))),
+            Some(ms(50))
+        );
+        assert!(matches!(
+            engine.step(failed(Outcome::NotApplied), t0 + ms(950)),
+            Step::GiveUp(ErrorKind::DeadlineExceeded)
+        ));
+    }
+
+    /// An ambiguous outcome with a hook asks for reconciliation with the time left; what it
+    /// finds decides for a non-idempotent operation.
+    #[test]
+    fn ambiguous_outcomes_are_reconciled_before_deciding() {
+        let policy = policy();
+        let t0 = Instant::now();
+        let options = || Options {
+            idempotent: false,
+            ..Options::default()
+        };
+        for (found, retried) in [(Found::NotApplied, true), (Found::Unknown, false)] {
+            let mut engine = Engine::new(&policy, options(), true, t0);
+            engine.step(Event::Start, t0);
+            assert!(matches!(
+                engine.step(Event::TimedOut, t0 + ms(300)),
+                Step::Reconcile(attempt, limit) if attempt.number == 1 && limit == ms(700)
+            ));
+            let step = engine.step(Event::Reconciled(found), t0 + ms(310));
+            if retried {
+                assert!(matches!(step, Step::Wait(_)), "{step:?}");
+            } else {
+                assert!(
+                    matches!(step, Step::GiveUp(ErrorKind::Ambiguous)),
+                    "{step:?}"
+                );
+            }
+        }
+        // Without a hook there is nothing to ask.
+        let mut engine = Engine::new(&policy, options(), false, t0);
+        engine.step(Event::Start, t0);
+        assert!(matches!(
+            engine.step(failed(Outcome::Ambiguous), t0),
+            Step::GiveUp(ErrorKind::Ambiguous)
+        ));
+    }
+
+    /// A cancel during an attempt is recorded on it; one during a wait adds no record.
+    #[test]
+    fn cancellation_ends_every_state() {
+        let policy = policy();
+        let t0 = Instant::now();
+        let mut engine = Engine::new(&policy, Options::default(), false, t0);
+        engine.step(Event::Start, t0);
+        assert!(matches!(
+            engine.step(Event::Canceled, t0 + ms(5)),
+            Step::GiveUp(ErrorKind::Canceled)
+        ));
+        let err = engine.finish::<()>(ErrorKind::Canceled, None);
+        assert_eq!(err.history()[0].end, AttemptEnd::Canceled);
+        assert_eq!(err.history()[0].elapsed, ms(5));
+
+        let mut engine = Engine::new(&policy, Options::default(), false, t0);
+        engine.step(Event::Start, t0);
+        engine.step(failed(Outcome::NotApplied), t0);
+        assert!(matches!(
+            engine.step(Event::Canceled, t0 + ms(20)),
+            Step::GiveUp(ErrorKind::Canceled)
+        ));
+        assert_eq!(engine.finish::<()>(ErrorKind::Canceled, None).attempts(), 1);
+    }
+}

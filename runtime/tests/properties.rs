@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use timeoutlint_retry::http::{HttpError, RequestBuilderExt};
+use timeoutlint_retry::Classify;
 use timeoutlint_retry::{
     AttemptEnd, Backoff, BuildError, CancelHandle, Deadline, ErrorKind, IdempotencyKey, Jitter,
     Observation, Outcome, ReplayGuard, RetryBudget, RetryBudgets, RetryError, RetryPolicy,
@@ -1250,6 +1251,441 @@ async fn p12_one_clock() {
     let last = h.last().unwrap();
     assert_eq!(last.started_at + last.elapsed, Duration::from_secs(30));
     assert_eq!(start.elapsed(), Duration::from_secs(30));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The HTTP path as capable as the core, and builders that compose (issue 16, items 3-8).
+
+/// Item 3: an ambiguous key-less POST (a 500) is reconciled on the HTTP path itself. The hook
+/// GETs the resource: `Committed` returns that response without a second POST, `NotApplied`
+/// allows the retry, `Unknown` ends in `Ambiguous`.
+#[tokio::test]
+async fn http_reconcile_resolves_an_ambiguous_post() {
+    let client = reqwest::Client::new();
+    let policy = RetryPolicy::builder()
+        .backoff(fast_backoff())
+        .build()
+        .unwrap();
+    let server = serve(|_, seen| {
+        if seen.method == "POST" {
+            status(500)
+        } else {
+            ok()
+        }
+    })
+    .await;
+    let lookup = server.url("/orders/by-key");
+    let response = client
+        .post(server.url("/orders"))
+        .body("{}")
+        .retrying(&policy)
+        .reconcile(|_attempt, error| {
+            assert!(matches!(error, Some(HttpError::Status(r)) if r.status() == 500));
+            let (client, lookup) = (client.clone(), lookup.clone());
+            async move {
+                match client.get(lookup).send().await {
+                    Ok(found) if found.status() == 200 => Observation::Committed(found),
+                    _ => Observation::Unknown,
+                }
+            }
+        })
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let methods: Vec<_> = server.seen().into_iter().map(|s| s.method).collect();
+    assert_eq!(
+        methods,
+        ["POST", "GET"],
+        "one POST, then the reconciling GET"
+    );
+
+    let server = serve(|i, _| if i == 0 { status(500) } else { ok() }).await;
+    let response = client
+        .post(server.url("/orders"))
+        .retrying(&policy)
+        .reconcile(|_, _| async { Observation::NotApplied })
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        server.seen().len(),
+        2,
+        "proven not applied: the POST is retried"
+    );
+
+    let server = serve(|_, _| status(500)).await;
+    let err = client
+        .post(server.url("/orders"))
+        .retrying(&policy)
+        .reconcile(|_, _| async { Observation::Unknown })
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Ambiguous);
+    assert_eq!(server.seen().len(), 1);
+}
+
+/// Item 3: a classifier override on the HTTP path, with a hint from the closure: a 404 that
+/// this API answers until replication catches up is retried, waiting the hint.
+#[tokio::test]
+async fn http_classifier_override_with_a_hint() {
+    let client = reqwest::Client::new();
+    let policy = RetryPolicy::builder()
+        .backoff(fast_backoff())
+        .build()
+        .unwrap();
+    let server = serve(|i, _| if i < 2 { status(404) } else { ok() }).await;
+    let response = client
+        .get(server.url("/items/7"))
+        .retrying(&policy)
+        .classify(|error: &HttpError| match error.status() {
+            Some(code) if code == 404 => {
+                Outcome::Retryable.with_retry_after(Some(Duration::from_millis(30)))
+            }
+            _ => error.outcome().with_retry_after(error.retry_after()),
+        })
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(server.seen().len(), 3);
+
+    // The recorded waits are the hint (a floor over the 10 ms backoff).
+    let server = serve(|_, _| status(404)).await;
+    let err = client
+        .get(server.url("/items/7"))
+        .retrying(&policy)
+        .classify(|_: &HttpError| {
+            Outcome::Retryable.with_retry_after(Some(Duration::from_millis(30)))
+        })
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unavailable);
+    assert_eq!(err.history()[0].wait, Some(Duration::from_millis(30)));
+
+    // Without the override a 404 is permanent: one request.
+    let server = serve(|_, _| status(404)).await;
+    let err = client
+        .get(server.url("/items/7"))
+        .retrying(&policy)
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Permanent);
+    assert_eq!(server.seen().len(), 1);
+}
+
+/// Item 3: `.idempotent(true)` declares a key-less POST safe; `.idempotent(false)` a PUT unsafe.
+#[tokio::test]
+async fn http_idempotent_overrides_the_method_rule() {
+    let client = reqwest::Client::new();
+    let policy = RetryPolicy::builder()
+        .backoff(fast_backoff())
+        .build()
+        .unwrap();
+    let server = serve(|_, _| status(503)).await;
+    let err = client
+        .post(server.url("/search"))
+        .body("{\"q\": 1}")
+        .retrying(&policy)
+        .idempotent(true)
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unavailable);
+    assert_eq!(server.seen().len(), 3, "a POST declared safe is retried");
+
+    let server = serve(|_, _| status(503)).await;
+    let err = client
+        .put(server.url("/counter/increment"))
+        .retrying(&policy)
+        .idempotent(false)
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unavailable);
+    assert_eq!(
+        server.seen().len(),
+        1,
+        "a PUT declared unsafe is not retried"
+    );
+
+    // A 429 was not applied: retried even when declared unsafe.
+    let server = serve(|i, _| if i == 0 { status(429) } else { ok() }).await;
+    let response = client
+        .put(server.url("/counter/increment"))
+        .retrying(&policy)
+        .idempotent(false)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(server.seen().len(), 2);
+}
+
+/// Item 4: one spelling, `idempotency_key(key)`, on `Call`, `BlockingCall` and the HTTP send,
+/// taking a key or anything that converts into one.
+#[tokio::test(start_paused = true)]
+async fn idempotency_key_is_one_spelling_everywhere() {
+    let policy = RetryPolicy::builder()
+        .backoff(fast_backoff())
+        .build()
+        .unwrap();
+    let keys = Mutex::new(Vec::new());
+    let _ = policy
+        .call()
+        .idempotency_key("order-7")
+        .run(|attempt| {
+            keys.lock()
+                .unwrap()
+                .push(attempt.idempotency_key.to_string());
+            async { Err::<(), _>(Outcome::NotApplied) }
+        })
+        .await;
+    let _ = policy
+        .blocking()
+        .idempotency_key(IdempotencyKey::from("order-7"))
+        .run(|attempt| {
+            keys.lock()
+                .unwrap()
+                .push(attempt.idempotency_key.to_string());
+            Err::<(), _>(Outcome::NotApplied)
+        });
+    let keys = keys.into_inner().unwrap();
+    assert_eq!(keys.len(), 6);
+    assert!(keys.iter().all(|k| k == "order-7"), "{keys:?}");
+}
+
+/// Item 5: a client-wide `ClientBuilder::timeout` is honoured: the smaller of it and the
+/// attempt timeout bounds each attempt, in both directions, and so does a per-request one.
+#[tokio::test]
+async fn http_the_smaller_of_client_and_attempt_timeout_applies() {
+    let server = serve(|_, _| Reply::Hang).await;
+    let policy = |attempt: u64| {
+        RetryPolicy::builder()
+            .max_attempts(1)
+            .total(Duration::from_secs(10))
+            .attempt_timeout(Duration::from_millis(attempt))
+            .build()
+            .unwrap()
+    };
+    let elapsed = |client: reqwest::Client, policy: RetryPolicy, per_request: Option<u64>| {
+        let url = server.url("/slow");
+        async move {
+            let mut request = client.get(url);
+            if let Some(ms) = per_request {
+                request = request.timeout(Duration::from_millis(ms));
+            }
+            let start = std::time::Instant::now();
+            let err = request.retrying(&policy).send().await.unwrap_err();
+            assert_eq!(err.attempts(), 1);
+            start.elapsed()
+        }
+    };
+    let short_client = || {
+        reqwest::Client::builder()
+            .timeout(Duration::from_millis(200))
+            .build()
+            .unwrap()
+    };
+    // Client 200 ms, attempt 2 s: 200 ms (the attempt timeout used to replace the client's).
+    let took = elapsed(short_client(), policy(2000), None).await;
+    assert!(
+        took >= Duration::from_millis(190) && took < Duration::from_millis(1200),
+        "{took:?}"
+    );
+    // Client 5 s, attempt 200 ms: 200 ms.
+    let long_client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    let took = elapsed(long_client, policy(200), None).await;
+    assert!(
+        took >= Duration::from_millis(190) && took < Duration::from_millis(1200),
+        "{took:?}"
+    );
+    // Per-request 200 ms, attempt 2 s: 200 ms.
+    let took = elapsed(reqwest::Client::new(), policy(2000), Some(200)).await;
+    assert!(
+        took >= Duration::from_millis(190) && took < Duration::from_millis(1200),
+        "{took:?}"
+    );
+}
+
+/// Item 6: a closure classifier passes a `Retry-After` hint, and `policy.when(..)` runs an
+/// operation whose error does not implement `Classify`; a `bool` works as in backon.
+#[tokio::test(start_paused = true)]
+async fn closure_classifiers_pass_hints_without_classify() {
+    #[derive(Debug)]
+    struct ApiError {
+        busy_for: Option<Duration>,
+    }
+    let policy = RetryPolicy::builder()
+        .max_attempts(2)
+        .total(Duration::from_secs(10))
+        .backoff(fast_backoff())
+        .build()
+        .unwrap();
+    let err = policy
+        .when(|e: &ApiError| Outcome::Retryable.with_retry_after(e.busy_for))
+        .run(|_| async {
+            Err::<(), _>(ApiError {
+                busy_for: Some(Duration::from_secs(2)),
+            })
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.history()[0].wait, Some(Duration::from_secs(2)));
+    // A hint past the time left fails fast, as for any Retry-After.
+    let err = policy
+        .when(|e: &ApiError| (Outcome::Retryable, e.busy_for))
+        .run(|_| async {
+            Err::<(), _>(ApiError {
+                busy_for: Some(Duration::from_secs(60)),
+            })
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::RetryAfterTooLong);
+    // `true`: retry; `false`: permanent.
+    let calls = AtomicU32::new(0);
+    let err = policy
+        .when(|e: &ApiError| e.busy_for.is_some())
+        .run(|_| {
+            calls.fetch_add(1, Ordering::SeqCst);
+            async { Err::<(), _>(ApiError { busy_for: None }) }
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Permanent);
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    // The blocking flavour takes the same closures.
+    let err = policy
+        .blocking()
+        .classify(|e: &ApiError| Outcome::Retryable.with_retry_after(e.busy_for))
+        .run(|_| {
+            Err::<(), _>(ApiError {
+                busy_for: Some(Duration::from_millis(20)),
+            })
+        })
+        .unwrap_err();
+    assert_eq!(err.history()[0].wait, Some(Duration::from_millis(20)));
+}
+
+/// Item 7: one result model. `Ok` is a success response; a final 4xx and an exhausted 5xx or
+/// 429 are both `Err`, with the final response inside.
+#[tokio::test]
+async fn http_every_failing_status_is_an_error_with_its_response() {
+    let client = reqwest::Client::new();
+    let policy = RetryPolicy::builder()
+        .max_attempts(2)
+        .backoff(fast_backoff())
+        .build()
+        .unwrap();
+    for (code, kind, sends) in [
+        (400, ErrorKind::Permanent, 1),
+        (404, ErrorKind::Permanent, 1),
+        (409, ErrorKind::Permanent, 1),
+        (429, ErrorKind::Unavailable, 2),
+        (500, ErrorKind::Unavailable, 2),
+        (503, ErrorKind::Unavailable, 2),
+    ] {
+        let server = serve(move |_, _| status(code)).await;
+        let err = client
+            .get(server.url("/x"))
+            .retrying(&policy)
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), kind, "{code}");
+        assert_eq!(server.seen().len(), sends, "{code}");
+        assert_eq!(err.response().unwrap().status().as_u16(), code);
+        assert_eq!(err.into_response().unwrap().status().as_u16(), code);
+    }
+    for code in [200, 204, 304] {
+        let server = serve(move |_, _| status(code)).await;
+        let response = client.get(server.url("/x")).retrying(&policy).send().await;
+        assert_eq!(response.unwrap().status().as_u16(), code);
+    }
+}
+
+/// Item 8: every setter but the classifier keeps the builder's type, so calls are configured
+/// conditionally: async, blocking and HTTP.
+#[tokio::test]
+async fn builders_can_be_configured_conditionally() {
+    let policy = RetryPolicy::builder()
+        .backoff(Backoff::constant(Duration::from_secs(10)).jitter(Jitter::None))
+        .total(Duration::from_secs(30))
+        .build()
+        .unwrap();
+    let token = CancellationToken::new();
+    for (cancelable, reconciled) in [(true, false), (false, true)] {
+        let mut call = policy.call().idempotent(!reconciled);
+        if cancelable {
+            call = call.cancel_on(token.cancelled());
+        }
+        if reconciled {
+            call = call.reconcile(|_, _| async { Observation::Committed(7) });
+        }
+        call = call.partition("tenant-a");
+        let trigger = token.clone();
+        let result = call
+            .run(|_| {
+                let trigger = trigger.clone();
+                async move {
+                    trigger.cancel();
+                    Err::<u32, _>(Outcome::Ambiguous)
+                }
+            })
+            .await;
+        if cancelable {
+            assert_eq!(result.unwrap_err().kind(), ErrorKind::Canceled);
+        } else {
+            assert_eq!(result.unwrap(), 7);
+        }
+    }
+
+    let handle = CancelHandle::new();
+    handle.cancel();
+    let mut blocking = policy.blocking();
+    if handle.is_canceled() {
+        blocking = blocking.cancel_handle(handle.clone());
+    }
+    blocking = blocking.reconcile(|_, _| Observation::<()>::Unknown);
+    let err = blocking
+        .run(|_| Err::<(), _>(Outcome::NotApplied))
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Canceled);
+    assert_eq!(err.attempts(), 0, "canceled before the start: nothing runs");
+
+    // Shutting down: cancel a hanging POST. Otherwise: a keyed POST whose 503 this caller
+    // treats as final.
+    let hanging = serve(|_, _| Reply::Hang).await;
+    let busy = serve(|_, _| status(503)).await;
+    let client = reqwest::Client::new();
+    for shutting_down in [true, false] {
+        let server = if shutting_down { &hanging } else { &busy };
+        let mut send = client.post(server.url("/orders")).retrying(&policy);
+        if shutting_down {
+            send = send.cancel_on(tokio::time::sleep(Duration::from_millis(50)));
+        } else {
+            send = send
+                .idempotency_key("order-9")
+                .deadline(Deadline::after(Duration::from_secs(5)))
+                .classify(|_: &HttpError| Outcome::Permanent);
+        }
+        let err = send.send().await.unwrap_err();
+        if shutting_down {
+            assert_eq!(err.kind(), ErrorKind::Canceled);
+        } else {
+            assert_eq!(err.kind(), ErrorKind::Permanent);
+            assert_eq!(busy.seen().len(), 1);
+            assert_eq!(busy.seen()[0].key.as_deref(), Some("order-9"));
+        }
+    }
 }
 
 /// `RetryError` displays as a sentence and exposes its source.
