@@ -38,6 +38,12 @@
 //! waits on a `Condvar` that a [`CancelHandle`] interrupts).
 #![deny(missing_docs)]
 
+// The README's examples are compiled (and the core ones run) as doc tests; the first needs the
+// reqwest integration.
+#[cfg(all(doctest, feature = "reqwest"))]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 mod attempt;
 mod backoff;
 mod blocking;

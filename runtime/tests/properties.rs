@@ -1,4 +1,5 @@
-//! One test (or more) per numbered property of RUNTIME.md, named `pNN_...` after it.
+//! One test (or more) per numbered property of the crate README, named `pNN_...` after it, and
+//! the tests of the HTTP path and the builders (issue 16).
 //!
 //! HTTP behaviour is checked against a real hyper server on 127.0.0.1 (see `support`); timing
 //! logic is checked on tokio's paused clock, where it is exact. Real-time tests assert with
@@ -590,7 +591,7 @@ async fn p05_connect_failures_are_not_applied() {
         .all(|r| r.end == AttemptEnd::Failed(Outcome::NotApplied)));
 }
 
-/// The status table of RUNTIME.md item 5.
+/// The status table of property 5 (method- and ambiguity-aware classification).
 #[test]
 fn p05_status_classification() {
     use Outcome::{Ambiguous, NotApplied, Permanent, Retryable, Throttled};
