@@ -1,11 +1,23 @@
 //! reqwest integration (feature `reqwest`): a retrying send that applies the runtime's rules.
 //!
-//! Per attempt it sets the request timeout to the attempt's timeout (so the time left, not a
-//! fixed number, bounds each send), puts the operation's idempotency key in a header, turns
-//! `Retry-After` (of a 429 or a 503) into a wait floor, and retries POST/PATCH only on outcomes that were not
-//! applied unless the request carries an idempotency key. Bodies are rebuilt per attempt by a
-//! factory, or cloned when the request owns a cloneable body; a streaming body is sent once and
-//! a retry it would need ends in `RetryError::NotReplayable`.
+//! Per attempt it bounds the send by the attempt's timeout (so the time left, not a fixed
+//! number, bounds each send), puts the operation's idempotency key in a header, turns
+//! `Retry-After` (of a 429 or a 503) into a wait floor, and retries POST/PATCH only on outcomes
+//! that were not applied unless the request carries an idempotency key (or `.idempotent(..)`
+//! says otherwise). Bodies are rebuilt per attempt by a factory, or cloned when the request owns
+//! a cloneable body; a streaming body is sent once and a retry it would need ends in
+//! `RetryError::NotReplayable`. Classification (`.classify`) and reconciliation (`.reconcile`)
+//! can be given here as on [`crate::Call`].
+//!
+//! **Result model**: `Ok` is a 1xx-3xx response; every failing status, a final 4xx as much as
+//! an exhausted 5xx or 429, is an `Err` with the response inside ([`RetryError::response`]).
+//!
+//! **Timeouts**: the smaller of the attempt timeout, a timeout set on the request and a
+//! client-wide `ClientBuilder::timeout` bounds each attempt. A request timeout would replace
+//! the client's in reqwest, so with a client-wide timeout the runtime sets none and bounds the
+//! attempt with its own timer instead (a debug event says so). reqwest has no getter for that
+//! timeout; it is read from the client's `Debug` output, and if a future reqwest hid it there,
+//! the attempt timeout would replace the client's: set the number on the policy to be sure.
 //!
 //! ```no_run
 //! use std::time::Duration;
