@@ -21,7 +21,7 @@
 //!
 //! ```no_run
 //! use std::time::Duration;
-//! use timeoutlint_retry::{http::RequestBuilderExt, IdempotencyKey, RetryPolicy};
+//! use timeoutlint_retry::{http::RequestBuilderExt, RetryPolicy};
 //!
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! let client = reqwest::Client::new();
@@ -34,7 +34,7 @@
 //! let payload = bytes::Bytes::from_static(b"{\"amount\": 5}");
 //! let charged = policy
 //!     .request(|_attempt| client.post("http://127.0.0.1:8080/charges").body(payload.clone()))
-//!     .idempotency_key(IdempotencyKey::generate())
+//!     .idempotency_key()
 //!     .send()
 //!     .await?;
 //! # let _ = (response, charged); Ok(()) }
@@ -228,30 +228,28 @@ impl RequestBuilderExt for RequestBuilder {
 }
 
 impl<'a, F> HttpRetry<'a, F> {
-    /// Sends `key` in the `Idempotency-Key` header of every attempt, which makes POST and
-    /// PATCH retryable. Pass [`IdempotencyKey::generate()`] for a fresh random key, or a
-    /// business key (`"order-42"`) that must survive restarts. The same spelling as
-    /// [`crate::Call::idempotency_key`]; the key is also on every [`Attempt`].
-    pub fn idempotency_key(mut self, key: impl Into<IdempotencyKey>) -> Self {
-        self.key = Some(key.into());
-        if self.key_header.is_none() {
-            self.key_header = Some(HeaderName::from_static(IDEMPOTENCY_KEY_HEADER));
-        }
-        self
+    /// Sends the operation's idempotency key in the `Idempotency-Key` header of every
+    /// attempt, which makes POST and PATCH retryable. The key is generated once per send
+    /// unless [`HttpRetry::with_key`] sets one; every [`Attempt`] carries it too.
+    pub fn idempotency_key(self) -> Self {
+        self.idempotency_key_header(HeaderName::from_static(IDEMPOTENCY_KEY_HEADER))
     }
 
-    /// Sends the idempotency key in `header` instead of `Idempotency-Key` (the key is
-    /// generated unless [`HttpRetry::idempotency_key`] sets one), which makes POST and PATCH
-    /// retryable.
+    /// Like [`HttpRetry::idempotency_key`] with another header name.
     pub fn idempotency_key_header(mut self, header: HeaderName) -> Self {
         self.key_header = Some(header);
         self
     }
 
-    /// Former name of [`HttpRetry::idempotency_key`].
-    #[deprecated(note = "one spelling for one idea: use `idempotency_key(key)`")]
-    pub fn with_key(self, key: IdempotencyKey) -> Self {
-        self.idempotency_key(key)
+    /// Uses `key` (a business key such as `"order-42"` that must survive restarts) instead of
+    /// a generated key, and sends it ([`HttpRetry::idempotency_key`] is implied unless a header
+    /// was chosen). The same spelling as [`crate::Call::with_key`].
+    pub fn with_key(mut self, key: impl Into<IdempotencyKey>) -> Self {
+        self.key = Some(key.into());
+        if self.key_header.is_none() {
+            self.key_header = Some(HeaderName::from_static(IDEMPOTENCY_KEY_HEADER));
+        }
+        self
     }
 
     /// Whether the request is safe to replay, overriding the method rule (GET, HEAD, OPTIONS,
@@ -444,7 +442,7 @@ impl<'a, F> HttpRetry<'a, F> {
             .call()
             .cancel_boxed(cancel)
             .deadline(deadline)
-            .idempotency_key(key)
+            .with_key(key)
             .idempotent(idempotent.unwrap_or(safe))
             .partition(partition)
             .replay_guard(guard.clone())

@@ -64,10 +64,18 @@ macro_rules! option_setters {
 
         /// Use this idempotency key instead of a generated one (for example a business key
         /// that must survive process restarts). Every attempt sees it as
-        /// [`Attempt::idempotency_key`](crate::Attempt::idempotency_key).
-        pub fn idempotency_key(mut self, key: impl Into<$crate::IdempotencyKey>) -> Self {
+        /// [`Attempt::idempotency_key`](crate::Attempt::idempotency_key). The same spelling
+        /// sets the key on `Call`, `BlockingCall` and the HTTP send.
+        pub fn with_key(mut self, key: impl Into<$crate::IdempotencyKey>) -> Self {
             self.options.key = Some(key.into());
             self
+        }
+
+        /// Former name of `with_key`; on the HTTP send, `idempotency_key()` means "send the
+        /// key in a header", so one name had two meanings.
+        #[deprecated(note = "one spelling for one idea: use `with_key(key)`")]
+        pub fn idempotency_key(self, key: impl Into<$crate::IdempotencyKey>) -> Self {
+            self.with_key(key)
         }
 
         /// The budget partition for policies built with `budgets` (host, service, tenant).

@@ -463,7 +463,7 @@ async fn p04_idempotency_key_is_the_same_on_every_attempt() {
                 .push(attempt.idempotency_key.to_string());
             client.post(server.url("/charges")).body("{}")
         })
-        .idempotency_key(IdempotencyKey::generate())
+        .idempotency_key()
         .send()
         .await
         .unwrap();
@@ -480,7 +480,7 @@ async fn p04_idempotency_key_is_the_same_on_every_attempt() {
     client
         .post(server.url("/charges"))
         .retrying(&policy)
-        .idempotency_key("order-7")
+        .with_key("order-7")
         .send()
         .await
         .unwrap();
@@ -522,7 +522,7 @@ async fn p05_post_is_retried_only_with_a_key() {
         .post(server.url("/orders"))
         .body("{}")
         .retrying(&policy)
-        .idempotency_key(IdempotencyKey::generate())
+        .idempotency_key()
         .send()
         .await
         .unwrap_err();
@@ -1427,10 +1427,11 @@ async fn http_idempotent_overrides_the_method_rule() {
     assert_eq!(server.seen().len(), 2);
 }
 
-/// Item 4: one spelling, `idempotency_key(key)`, on `Call`, `BlockingCall` and the HTTP send,
-/// taking a key or anything that converts into one.
+/// Item 4: one spelling for setting the key, `with_key(key)`, on `Call`, `BlockingCall` and
+/// the HTTP send, taking a key or anything that converts into one (on the HTTP send,
+/// `idempotency_key()` is the other idea: send the key in a header).
 #[tokio::test(start_paused = true)]
-async fn idempotency_key_is_one_spelling_everywhere() {
+async fn with_key_is_one_spelling_everywhere() {
     let policy = RetryPolicy::builder()
         .backoff(fast_backoff())
         .build()
@@ -1438,7 +1439,7 @@ async fn idempotency_key_is_one_spelling_everywhere() {
     let keys = Mutex::new(Vec::new());
     let _ = policy
         .call()
-        .idempotency_key("order-7")
+        .with_key("order-7")
         .run(|attempt| {
             keys.lock()
                 .unwrap()
@@ -1448,15 +1449,26 @@ async fn idempotency_key_is_one_spelling_everywhere() {
         .await;
     let _ = policy
         .blocking()
-        .idempotency_key(IdempotencyKey::from("order-7"))
+        .with_key(IdempotencyKey::from("order-7"))
         .run(|attempt| {
             keys.lock()
                 .unwrap()
                 .push(attempt.idempotency_key.to_string());
             Err::<(), _>(Outcome::NotApplied)
         });
+    // The former name still works, deprecated.
+    #[allow(deprecated)]
+    let call = policy.call().idempotency_key("order-7");
+    let _ = call
+        .run(|attempt| {
+            keys.lock()
+                .unwrap()
+                .push(attempt.idempotency_key.to_string());
+            async { Err::<(), _>(Outcome::NotApplied) }
+        })
+        .await;
     let keys = keys.into_inner().unwrap();
-    assert_eq!(keys.len(), 6);
+    assert_eq!(keys.len(), 9);
     assert!(keys.iter().all(|k| k == "order-7"), "{keys:?}");
 }
 
@@ -1563,6 +1575,15 @@ async fn closure_classifiers_pass_hints_without_classify() {
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Permanent);
     assert_eq!(calls.load(Ordering::SeqCst), 1);
+    // The shape timeoutlint's loop-to-policy fix writes: an unannotated closure on `call()`.
+    let err = policy
+        .call()
+        .classify(|_| Outcome::Retryable)
+        .run(|_attempt| async { Err::<(), _>(std::io::Error::other("any error")) })
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unavailable);
+    assert_eq!(err.attempts(), 2);
     // The blocking flavour takes the same closures.
     let err = policy
         .blocking()
@@ -1674,7 +1695,7 @@ async fn builders_can_be_configured_conditionally() {
             send = send.cancel_on(tokio::time::sleep(Duration::from_millis(50)));
         } else {
             send = send
-                .idempotency_key("order-9")
+                .with_key("order-9")
                 .deadline(Deadline::after(Duration::from_secs(5)))
                 .classify(|_: &HttpError| Outcome::Permanent);
         }
@@ -1718,7 +1739,7 @@ fn futures_are_send() {
     let http = client
         .get("http://127.0.0.1:9/")
         .retrying(&policy)
-        .idempotency_key(IdempotencyKey::generate())
+        .idempotency_key()
         .cancel_on(token.cancelled())
         .send();
     assert_send(&http);
