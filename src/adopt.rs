@@ -208,9 +208,8 @@ pub fn run_command(cmd: &AdoptCommand, out: &mut dyn Write) -> anyhow::Result<u8
 }
 
 fn read_baseline(path: &Path) -> anyhow::Result<Baseline> {
-    let bytes = std::fs::read(path)
+    let text = crate::bounded::read(path, crate::bounded::BASELINE_LIMIT)
         .map_err(|e| anyhow::anyhow!("cannot read baseline {}: {e}", path.display()))?;
-    let text = String::from_utf8_lossy(&bytes);
     baseline::parse(&text).map_err(|e| anyhow::anyhow!("baseline {}: {e}", path.display()))
 }
 

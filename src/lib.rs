@@ -12,7 +12,8 @@
 //!
 //! Invariants (each has a test):
 //! 1. Only the edge does IO: [`walk`], `cli` and `main`, `config::read_config_files` (finding and
-//!    reading the config file), `adopt` (baseline files, `--add-ignore` edits, progress),
+//!    reading the config file), [`bounded`] (the one reader of every file that is not a linted
+//!    source: config, baseline, manifests), `adopt` (baseline files, `--add-ignore` edits, progress),
 //!    `fix_edge` (`--fix` writes, the git-dirty check, `--diff`) and the
 //!    `cargo-timeoutlint` binary (`cargo metadata`). Every other module takes `&str` and returns
 //!    data.
@@ -34,6 +35,7 @@ pub mod adopt;
 pub mod analysis;
 pub mod apis;
 pub mod baseline;
+pub mod bounded;
 pub mod cli;
 pub mod config;
 pub mod diagnostic;

@@ -225,8 +225,28 @@ pub fn crate_targets<'a>(
         manifests
             .entry(dir.to_path_buf())
             .or_insert_with(|| {
-                let bytes = std::fs::read(dir.join("Cargo.toml")).ok()?;
-                String::from_utf8(bytes).ok()?.parse::<toml::Table>().ok()
+                let path = dir.join("Cargo.toml");
+                // The envelope is an extra: a manifest that cannot be read leaves its files
+                // without a target, with a warning, and never stops the output.
+                let text = match crate::bounded::read(&path, crate::bounded::MANIFEST_LIMIT) {
+                    Ok(t) => t,
+                    Err(crate::bounded::Error::NotFound) => return None,
+                    Err(e) => {
+                        eprintln!(
+                            "warning: {}: {e}; no cargo target for its files",
+                            path.display()
+                        );
+                        return None;
+                    }
+                };
+                let table = text.parse::<toml::Table>().ok();
+                if table.is_none() {
+                    eprintln!(
+                        "warning: {}: not valid TOML; no cargo target for its files",
+                        path.display()
+                    );
+                }
+                table
             })
             .clone()
     };

@@ -52,6 +52,13 @@ fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) => return fail(&format!("cannot read the current directory: {e}")),
     };
+    // cargo would wait forever on a FIFO given as the manifest: refuse what is not a file.
+    if let Some(m) = &selection.manifest_path {
+        match timeoutlint::bounded::check_regular(m) {
+            Ok(_) | Err(timeoutlint::bounded::Error::NotFound) => {}
+            Err(e) => return fail(&format!("--manifest-path {}: {e}", m.display())),
+        }
+    }
     let json = match cargo_metadata(selection.manifest_path.as_deref()) {
         Ok(j) => j,
         Err(e) => return fail(&e),

@@ -1,0 +1,221 @@
+//! The binary against hostile surroundings: special files where a configuration, manifest,
+//! baseline or source is expected, broken manifests in unrelated parents, closed pipes, and
+//! `--add-ignore` next to string literals. Every run has a deadline, so a regression that hangs
+//! fails the test instead of stalling the suite.
+
+use std::io::Read as _;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BUGGY: &str = "async fn f() {\n    for _attempt in 0..3 {\n        if g().await.is_ok() { return; }\n        std::thread::sleep(std::time::Duration::from_secs(1));\n    }\n}\n";
+
+/// Long enough for a loaded machine, short enough that a hang is a failure, not a stall.
+const DEADLINE: Duration = Duration::from_secs(120);
+
+/// Run `bin` in `dir`, killing it (and failing) after [`DEADLINE`].
+fn run_bin(bin: &str, dir: &Path, args: &[&str]) -> Output {
+    let mut child = Command::new(bin)
+        .args(args)
+        .current_dir(dir)
+        .env_remove("CI")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Drain both pipes on threads so a large output cannot block the child.
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out_t = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = out.read_to_end(&mut v);
+        v
+    });
+    let err_t = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = err.read_to_end(&mut v);
+        v
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if started.elapsed() > DEADLINE {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{bin} {args:?} still running after {DEADLINE:?}: it hangs");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: out_t.join().unwrap(),
+        stderr: err_t.join().unwrap(),
+    }
+}
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    run_bin(env!("CARGO_BIN_EXE_timeoutlint"), dir, args)
+}
+
+/// Exit code, stdout and stderr in one string.
+fn show(o: &Output) -> String {
+    format!(
+        "exit {}\n{}{}",
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Make a FIFO at `path` with the system's `mkfifo`; false (with a message) where there is none.
+fn mkfifo(path: &Path) -> bool {
+    match Command::new("mkfifo").arg(path).status() {
+        Ok(s) => {
+            assert!(s.success(), "mkfifo {} failed", path.display());
+            true
+        }
+        Err(e) => {
+            eprintln!("skipped: no `mkfifo` on this system ({e})");
+            false
+        }
+    }
+}
+
+#[cfg(unix)]
+fn link_dev_zero(path: &Path) {
+    std::os::unix::fs::symlink("/dev/zero", path).unwrap();
+}
+
+#[cfg(unix)]
+#[test]
+fn configuration_lookup_never_reads_special_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("bug.rs"), BUGGY).unwrap();
+    if !mkfifo(&d.join("timeoutlint.toml")) {
+        return;
+    }
+    let o = run(d, &["--format", "concise"]);
+    let s = show(&o);
+    assert_eq!(o.status.code(), Some(2), "{s}");
+    assert!(
+        s.contains("timeoutlint.toml: not a regular file (a FIFO); not read"),
+        "{s}"
+    );
+    // The same file named explicitly, and as a baseline.
+    let o = run(d, &["--config", "timeoutlint.toml"]);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(show(&o).contains("cannot read config timeoutlint.toml: not a regular file (a FIFO)"));
+    let o = run(d, &["--isolated", "--baseline", "timeoutlint.toml"]);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(show(&o).contains("cannot read baseline timeoutlint.toml: not a regular file (a FIFO)"));
+
+    // A link to /dev/zero would be read without end.
+    std::fs::remove_file(d.join("timeoutlint.toml")).unwrap();
+    link_dev_zero(&d.join("timeoutlint.toml"));
+    let o = run(d, &["--format", "concise"]);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(
+        show(&o).contains("not a regular file (a character device)"),
+        "{}",
+        show(&o)
+    );
+
+    // A config over the size limit is refused by size, not read whole.
+    std::fs::remove_file(d.join("timeoutlint.toml")).unwrap();
+    let big = format!("# {}\n", "x".repeat(2 * 1024 * 1024));
+    std::fs::write(d.join("timeoutlint.toml"), big).unwrap();
+    let o = run(d, &["--format", "concise"]);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(
+        show(&o).contains("larger than 1048576 bytes"),
+        "{}",
+        show(&o)
+    );
+}
+
+/// `Cargo.toml` is read for its metadata table (configuration lookup) and for the cargo
+/// target of `--format cargo-json`: a FIFO there is a warning, and the run goes on.
+#[cfg(unix)]
+#[test]
+fn a_special_cargo_manifest_is_a_warning_not_a_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("src")).unwrap();
+    std::fs::write(d.join("src/lib.rs"), BUGGY).unwrap();
+    if !mkfifo(&d.join("Cargo.toml")) {
+        return;
+    }
+    let o = run(d, &["--format", "cargo-json"]);
+    let s = show(&o);
+    assert_eq!(o.status.code(), Some(1), "{s}");
+    assert!(s.contains("blocking-sleep-in-async"), "{s}");
+    assert!(
+        s.contains("Cargo.toml: not a regular file (a FIFO); not read; looked at only for a `timeoutlint` table, skipped"),
+        "{s}"
+    );
+    assert!(
+        s.contains(
+            "Cargo.toml: not a regular file (a FIFO); not read; no cargo target for its files"
+        ),
+        "{s}"
+    );
+    std::fs::remove_file(d.join("Cargo.toml")).unwrap();
+    link_dev_zero(&d.join("Cargo.toml"));
+    let o = run(d, &["--format", "cargo-json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    // cargo would wait on the FIFO itself: the cargo subcommand refuses it first.
+    std::fs::remove_file(d.join("Cargo.toml")).unwrap();
+    assert!(mkfifo(&d.join("Cargo.toml")));
+    let o = run_bin(
+        env!("CARGO_BIN_EXE_cargo-timeoutlint"),
+        d,
+        &["timeoutlint", "--manifest-path", "Cargo.toml"],
+    );
+    assert_eq!(
+        show(&o),
+        "exit 2\nerror: --manifest-path Cargo.toml: not a regular file (a FIFO); not read\n"
+    );
+}
+
+/// A broken manifest in a parent directory that has nothing to do with the linted crate (a
+/// home directory's scratch `Cargo.toml`) must not stop the run.
+#[test]
+fn a_broken_manifest_in_a_parent_is_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("Cargo.toml"), "[package\nname = ").unwrap();
+    let krate = d.join("work/app");
+    std::fs::create_dir_all(krate.join("src")).unwrap();
+    std::fs::write(
+        krate.join("Cargo.toml"),
+        "[package]\nname = \"app\"\nversion = \"0.1.0\"\n",
+    )
+    .unwrap();
+    std::fs::write(krate.join("src/lib.rs"), BUGGY).unwrap();
+    let o = run(&krate, &["--format", "concise"]);
+    let s = show(&o);
+    assert_eq!(o.status.code(), Some(1), "{s}");
+    assert!(s.contains("src/lib.rs:4:9: blocking-sleep-in-async"), "{s}");
+    let warning = s
+        .lines()
+        .find(|l| l.starts_with("warning:"))
+        .unwrap_or_else(|| panic!("no warning: {s}"));
+    assert!(
+        warning.contains("Cargo.toml: not valid TOML (TOML parse error at line 1, column 9: ")
+            && warning.ends_with("looked at only for a `timeoutlint` table, skipped"),
+        "{warning}"
+    );
+    // The crate's own manifest with a broken `timeoutlint` table is a configuration error.
+    std::fs::write(
+        krate.join("Cargo.toml"),
+        "[package]\nname = \"app\"\n[package.metadata.timeoutlint]\nselct = []\n",
+    )
+    .unwrap();
+    let o = run(&krate, &["--format", "concise"]);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(show(&o).contains("unknown key `package.metadata.timeoutlint.selct`"));
+}
