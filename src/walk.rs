@@ -38,7 +38,22 @@ pub fn rust_files(roots: &[PathBuf], excludes: &[String]) -> (Vec<PathBuf>, Vec<
                 push(&files, root.clone());
                 continue;
             }
-            Ok(_) => {}
+            Ok(_) => {
+                // A FIFO or device (or a link to one) named on the command line: the walker
+                // would skip it without a word, and reading it could block or never end.
+                if let Some(kind) = crate::bounded::special_file(root) {
+                    push(
+                        &errors,
+                        FileError {
+                            path: display(root),
+                            line: None,
+                            column: None,
+                            message: format!("not a regular file ({kind}); not linted"),
+                        },
+                    );
+                    continue;
+                }
+            }
         }
         let mut ov = OverrideBuilder::new(root);
         for g in excludes {
@@ -188,6 +203,9 @@ pub fn read(path: &Path, max_bytes: u64) -> Result<String, String> {
     let meta = std::fs::metadata(path).map_err(|e| format!("cannot read: {e}"))?;
     if meta.is_dir() {
         return Err("is a directory".into());
+    }
+    if let Some(kind) = crate::bounded::special_kind(meta.file_type()) {
+        return Err(format!("not a regular file ({kind}); not linted"));
     }
     if meta.len() > max_bytes {
         return Err(format!(

@@ -219,3 +219,33 @@ fn a_broken_manifest_in_a_parent_is_a_warning() {
     assert_eq!(o.status.code(), Some(2), "{}", show(&o));
     assert!(show(&o).contains("unknown key `package.metadata.timeoutlint.selct`"));
 }
+
+/// A FIFO or a link to `/dev/zero` named on the command line is a per-file error (exit 2),
+/// not "0 files checked" and exit 0.
+#[cfg(unix)]
+#[test]
+fn special_files_named_on_the_command_line_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("ok.rs"), "fn main() {}\n").unwrap();
+    link_dev_zero(&d.join("zero.rs"));
+    let o = run(
+        d,
+        &["--format", "concise", "--isolated", "zero.rs", "ok.rs"],
+    );
+    assert_eq!(
+        show(&o),
+        "exit 2\nzero.rs:1:1: error: not a regular file (a character device); not linted\n"
+    );
+    if !mkfifo(&d.join("pipe.rs")) {
+        return;
+    }
+    let o = run(d, &["--format", "concise", "--isolated", "pipe.rs"]);
+    assert_eq!(
+        show(&o),
+        "exit 2\npipe.rs:1:1: error: not a regular file (a FIFO); not linted\n"
+    );
+    // Inside a walked directory, special files are not sources and are passed over quietly.
+    let o = run(d, &["--format", "concise", "--isolated", "."]);
+    assert_eq!(show(&o), "exit 0\n");
+}
