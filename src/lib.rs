@@ -30,6 +30,26 @@
 //! 7. A fix is a text edit from source slices that never reaches outside its statement; the
 //!    fixed file parses again (or the round is rolled back, [`fix`]) and lints clean for that
 //!    finding (fixture tests), and `tests/fix-proof` compiles after `--fix --unsafe-fixes`.
+//! 8. A closed stdout or stderr never panics the binary: `eprintln!` / `eprint!` are shadowed
+//!    crate-wide by [`console`]'s non-panicking writer, and stdout errors are handled in `cli`
+//!    (`tests/it/edge.rs`).
+
+/// `eprintln!` for this crate: std's, minus the panic when stderr is closed ([`console`]).
+macro_rules! eprintln {
+    () => {
+        $crate::console::stderr(::std::format_args!(""), true)
+    };
+    ($($arg:tt)*) => {
+        $crate::console::stderr(::std::format_args!($($arg)*), true)
+    };
+}
+
+/// `eprint!` for this crate: std's, minus the panic when stderr is closed ([`console`]).
+macro_rules! eprint {
+    ($($arg:tt)*) => {
+        $crate::console::stderr(::std::format_args!($($arg)*), false)
+    };
+}
 
 pub mod adopt;
 pub mod analysis;
@@ -38,6 +58,7 @@ pub mod baseline;
 pub mod bounded;
 pub mod cli;
 pub mod config;
+pub mod console;
 pub mod diagnostic;
 pub mod emit;
 pub mod fix;

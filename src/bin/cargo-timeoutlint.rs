@@ -10,6 +10,7 @@
 //! `--exclude` (ours is a glob).
 
 use std::ffi::OsString;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
@@ -42,7 +43,11 @@ fn main() -> ExitCode {
     let first = rest.first().and_then(|a| a.to_str()).unwrap_or("");
     if NO_PATHS.contains(&first) {
         if matches!(first, "--help" | "-h") {
-            println!("cargo timeoutlint [--workspace | -p NAME..] [--manifest-path PATH] [OPTIONS]: lints packages; the options are timeoutlint's:\n");
+            // A closed stdout is not an error worth a panic (`cargo timeoutlint --help | head`).
+            let _ = writeln!(
+                std::io::stdout(),
+                "cargo timeoutlint [--workspace | -p NAME..] [--manifest-path PATH] [OPTIONS]: lints packages; the options are timeoutlint's:\n"
+            );
         }
         return timeoutlint::cli::main_from(
             std::iter::once(OsString::from("cargo timeoutlint")).chain(rest),
@@ -92,7 +97,8 @@ fn main() -> ExitCode {
 }
 
 fn fail(message: &str) -> ExitCode {
-    eprintln!("error: {message}");
+    // Never `eprintln!`: it panics when stderr is a closed pipe.
+    let _ = writeln!(std::io::stderr(), "error: {message}");
     ExitCode::from(2)
 }
 

@@ -249,3 +249,71 @@ fn special_files_named_on_the_command_line_are_errors() {
     let o = run(d, &["--format", "concise", "--isolated", "."]);
     assert_eq!(show(&o), "exit 0\n");
 }
+
+/// Many files with findings: the human output is far larger than a pipe's buffer (64 KiB), so
+/// a reader that stops early is certain to make the writer meet a closed pipe.
+fn many_findings(d: &Path, n: usize) {
+    for i in 0..n {
+        std::fs::write(d.join(format!("f{i:04}.rs")), BUGGY).unwrap();
+    }
+}
+
+/// `timeoutlint . 2>&1 | head -1` panicked ("failed printing to stderr", exit 101). A closed
+/// pipe now ends the output quietly and the exit code is still the lint's (1: findings).
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_ends_the_run_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let src = d.join("src");
+    std::fs::create_dir(&src).unwrap();
+    many_findings(&src, 300);
+    // The reproduction from the issue, through a shell: stdout and stderr are one pipe.
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(r#"{ "$0" --no-progress src; echo $? > code; } 2>&1 | head -n 1"#)
+        .arg(env!("CARGO_BIN_EXE_timeoutlint"))
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", show(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 1);
+    let code = std::fs::read_to_string(d.join("code")).unwrap();
+    assert_eq!(code.trim(), "1", "exit code of the cut run");
+
+    // stdout closed before anything is read; stderr stays readable and must stay empty.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_timeoutlint"))
+        .args(["--no-progress", "src"])
+        .current_dir(d)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(1));
+    assert_eq!(err, "", "a closed stdout is not an error to report");
+
+    // stderr closed, with far more than a pipe's buffer to say there (one line per file that
+    // does not parse): the messages are dropped, the run finishes with its own exit code.
+    let broken = d.join("broken");
+    std::fs::create_dir(&broken).unwrap();
+    for i in 0..2000 {
+        std::fs::write(broken.join(format!("b{i:04}.rs")), "fn retry( {").unwrap();
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_timeoutlint"))
+        .args(["--no-progress", "--add-ignore", "broken"])
+        .current_dir(d)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    assert_eq!(child.wait().unwrap().code(), Some(2), "not 101 (a panic)");
+}
