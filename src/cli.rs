@@ -201,7 +201,7 @@ fn run(args: &Args) -> anyhow::Result<u8> {
     }
     adopt_run.linted(&args.adopt, &args.paths, &resolved.excludes, &mut report)?;
     if args.adopt.add_ignore {
-        return crate::adopt::add_ignore(&report);
+        return crate::adopt::add_ignore(&report, &config);
     }
     let wrote_all = write_outputs(args, &report, &mut stdout)?;
     let adopt_failed = adopt_run.finish(&args.adopt, &report);

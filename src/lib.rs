@@ -67,6 +67,7 @@ pub mod lint;
 pub mod mask;
 pub mod parse;
 pub mod prefilter;
+pub mod regions;
 pub mod rules;
 pub mod source;
 pub mod suppression;

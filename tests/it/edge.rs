@@ -317,3 +317,57 @@ fn a_closed_pipe_ends_the_run_quietly() {
     drop(child.stderr.take());
     assert_eq!(child.wait().unwrap().code(), Some(2), "not 101 (a panic)");
 }
+
+/// `--add-ignore` put its comment line inside a multi-line string: the program's data changed
+/// and the finding stayed. Now the comment goes where a comment is a comment (here the end of
+/// the line), the literals are byte for byte what they were, and the finding is gone; a line
+/// with no such place is named and not counted.
+#[test]
+fn add_ignore_never_writes_inside_a_literal() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let tag = "// timeoutlint: ignore[blocking-sleep-in-async] accepted when adopting timeoutlint (added by --add-ignore)";
+    let string = "async fn f() {\n    let q = \"multi\nline\"; std::thread::sleep(std::time::Duration::from_secs(1));\n}\n";
+    let raw = "async fn g() {\n    let q = r#\"a \"quoted\"\n\"#; std::thread::sleep(std::time::Duration::from_secs(1));\n}\n";
+    let crlf = BUGGY.replace('\n', "\r\n");
+    let nowhere = "async fn k() {\n    let q = \"a\nb\"; std::thread::sleep(std::time::Duration::from_secs(1)); let r = \"c\nd\";\n}\n";
+    for (name, text) in [
+        ("string.rs", string),
+        ("raw.rs", raw),
+        ("crlf.rs", &crlf),
+        ("nowhere.rs", nowhere),
+    ] {
+        std::fs::write(d.join(name), text).unwrap();
+    }
+    let o = run(d, &["--isolated", "--add-ignore"]);
+    assert_eq!(
+        show(&o),
+        "exit 0\n\
+         timeoutlint: nowhere.rs: 3: no place for a suppression comment (the line starts and ends inside a literal or comment); `blocking-sleep-in-async` left alone\n\
+         timeoutlint: added suppressions for 3 finding(s) in 3 file(s)\n\
+         timeoutlint: 1 finding(s) that no comment could silence were left alone (named above)\n"
+    );
+    let read = |n: &str| std::fs::read_to_string(d.join(n)).unwrap();
+    assert_eq!(
+        read("string.rs"),
+        string.replace("from_secs(1));\n", &format!("from_secs(1)); {tag}\n"))
+    );
+    assert_eq!(
+        read("raw.rs"),
+        raw.replace("from_secs(1));\n", &format!("from_secs(1)); {tag}\n"))
+    );
+    assert_eq!(
+        read("crlf.rs"),
+        crlf.replace(
+            "        std::thread",
+            &format!("        {tag}\r\n        std::thread")
+        )
+    );
+    assert_eq!(read("nowhere.rs"), nowhere, "left as it was");
+    // What the tool said it silenced is silenced: only the named finding is left.
+    let o = run(d, &["--isolated", "--format", "concise"]);
+    assert_eq!(
+        show(&o),
+        "exit 1\nnowhere.rs:3:5: blocking-sleep-in-async: `std::thread::sleep` blocks the async executor thread\n"
+    );
+}
