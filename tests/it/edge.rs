@@ -371,3 +371,39 @@ fn add_ignore_never_writes_inside_a_literal() {
         "exit 1\nnowhere.rs:3:5: blocking-sleep-in-async: `std::thread::sleep` blocks the async executor thread\n"
     );
 }
+
+/// The walker reads `.gitignore`, `.ignore` and `.git/info/exclude` itself, with no limit: a
+/// FIFO there hung the run and a link to `/dev/zero` grew without end. Such a directory is now
+/// reported and not walked; the rest of the tree is linted.
+#[cfg(unix)]
+#[test]
+fn special_ignore_files_stop_their_directory_not_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("bug.rs"), BUGGY).unwrap();
+    std::fs::create_dir_all(d.join("sub/deep")).unwrap();
+    std::fs::write(d.join("sub/deep/bug.rs"), BUGGY).unwrap();
+    if !mkfifo(&d.join("sub/.gitignore")) {
+        return;
+    }
+    let o = run(d, &["--isolated", "--format", "concise"]);
+    assert_eq!(
+        show(&o),
+        "exit 2\n\
+         bug.rs:4:9: blocking-sleep-in-async: `std::thread::sleep` blocks the async executor thread\n\
+         sub/.gitignore:1:1: error: not a regular file (a FIFO); not read, so sub is not walked\n"
+    );
+    // Named as the root, or below a directory with such a file: the same, by the root's name.
+    let o = run(d, &["--isolated", "--format", "concise", "sub/deep"]);
+    assert_eq!(
+        show(&o),
+        "exit 2\nsub/.gitignore:1:1: error: not a regular file (a FIFO); not read, so sub/deep is not walked\n"
+    );
+    std::fs::remove_file(d.join("sub/.gitignore")).unwrap();
+    link_dev_zero(&d.join(".ignore"));
+    let o = run(d, &["--isolated", "--format", "concise"]);
+    assert_eq!(
+        show(&o),
+        "exit 2\n.ignore:1:1: error: not a regular file (a character device); not read, so . is not walked\n"
+    );
+}
