@@ -140,6 +140,10 @@ pub fn main_from(command_line: impl IntoIterator<Item = std::ffi::OsString>) -> 
     };
     match run(&args) {
         Ok(code) => ExitCode::from(code),
+        // Output cut short by its reader (`timeoutlint rules | head -1`, `--diff | head`): the
+        // reader had what it wanted; exit quietly and successfully, as ripgrep does. The lint
+        // output itself keeps the lint's exit code instead (`write_outputs`).
+        Err(e) if crate::console::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(2)
@@ -197,7 +201,7 @@ fn run(args: &Args) -> anyhow::Result<u8> {
     }
     adopt_run.linted(&args.adopt, &args.paths, &resolved.excludes, &mut report)?;
     if args.adopt.add_ignore {
-        return crate::adopt::add_ignore(&report);
+        return crate::adopt::add_ignore(&report, &config);
     }
     let wrote_all = write_outputs(args, &report, &mut stdout)?;
     let adopt_failed = adopt_run.finish(&args.adopt, &report);
@@ -454,6 +458,8 @@ pub fn rules_table() -> String {
 
 /// Render every requested output and write it. Report files are written whatever the findings;
 /// a file that cannot be written is reported and the others are still written (`false`).
+/// A stdout closed by its reader (`timeoutlint | head -1`) ends the stdout output quietly and
+/// keeps the exit code the findings give: a pipeline under `pipefail` still fails on findings.
 fn write_outputs(args: &Args, report: &Report, stdout: &mut impl Write) -> anyhow::Result<bool> {
     let main = args.format.or(match args.message_format {
         Some(MessageFormat::Json) => Some(Format::CargoJson),
@@ -502,10 +508,17 @@ fn write_outputs(args: &Args, report: &Report, stdout: &mut impl Write) -> anyho
             Format::CargoJson => emit::rustc_json::render(report, &crates),
         };
         match &o.path {
-            None => {
-                stdout.write_all(text.as_bytes())?;
-                stdout.flush()?;
-            }
+            None => match stdout
+                .write_all(text.as_bytes())
+                .and_then(|()| stdout.flush())
+            {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+                Err(e) => {
+                    eprintln!("error: cannot write to stdout: {e}");
+                    ok = false;
+                }
+            },
             Some(path) => {
                 if let Err(e) =
                     std::fs::File::create(path).and_then(|mut f| f.write_all(text.as_bytes()))

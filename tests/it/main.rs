@@ -7,6 +7,7 @@
 mod adopt;
 mod catalogue;
 mod cli;
+mod edge;
 mod emit;
 mod fixes;
 mod fixtures;
