@@ -392,7 +392,7 @@ fn pre_commit_hook_fails_on_a_finding_and_passes_on_clean_code() {
 /// The action's install script with the runner's environment faked.
 #[cfg(unix)]
 mod action {
-    use super::{git, repo, show, write};
+    use super::{git, gitlab_script, recipe, repo, show, write};
     use crate::support::root;
     use std::path::Path;
     use std::process::{Command, Output};
@@ -577,5 +577,68 @@ mod action {
             assert!(o.status.success(), "{}", show(&o));
             assert!(!log.exists(), "built again over a cached install");
         }
+    }
+
+    /// The GitLab job's install line on a runner with an empty cache: the release's static
+    /// binary when there is one (its archive layout as `release.yml` builds it), else
+    /// `cargo install --git`.
+    #[test]
+    fn gitlab_install_line_downloads_the_release_or_builds_from_git() {
+        let script = gitlab_script(&recipe("gitlab-ci.yml"));
+        let line = script.iter().find(|l| l.contains("cargo install")).unwrap();
+        let releases = "https://github.com/timeoutlint/timeoutlint/releases";
+        assert!(line.contains(&format!(
+            "{releases}/latest/download/timeoutlint-{TARGET}.tar.gz"
+        )));
+        let work = tempfile::tempdir().unwrap();
+        let w = work.path();
+        let local = line.replace(
+            releases,
+            &format!("file://{}", w.join("releases").display()),
+        );
+        write(
+            w,
+            "fake/cargo",
+            "#!/bin/sh\necho \"$@\" > \"$CARGO_HOME/cargo-args\"\n",
+        );
+        let o = Command::new("chmod")
+            .arg("+x")
+            .arg(w.join("fake/cargo"))
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+        // PATH without this build's binaries, so `command -v timeoutlint` finds none.
+        let path = format!("{}:/usr/local/bin:/usr/bin:/bin", w.join("fake").display());
+        let run = || {
+            let home = w.join("home");
+            let _ = std::fs::remove_dir_all(&home);
+            std::fs::create_dir_all(home.join("bin")).unwrap();
+            let o = Command::new("bash")
+                .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", &local])
+                .env("PATH", &path)
+                .env("CARGO_HOME", &home)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", show(&o));
+            home
+        };
+        // No release yet: the download fails and the build from git runs.
+        let home = run();
+        assert_eq!(
+            std::fs::read_to_string(home.join("cargo-args"))
+                .unwrap()
+                .trim(),
+            "install --locked --git https://github.com/timeoutlint/timeoutlint timeoutlint"
+        );
+        release(w, "latest/download");
+        let home = run();
+        assert!(!home.join("cargo-args").exists(), "built despite a release");
+        for exe in ["timeoutlint", "cargo-timeoutlint"] {
+            assert!(home.join("bin").join(exe).is_file(), "{exe} not installed");
+        }
+        assert!(
+            !home.join("bin/README.md").exists(),
+            "only the binaries go to bin"
+        );
     }
 }
