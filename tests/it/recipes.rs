@@ -5,6 +5,7 @@
 //! through pre-commit itself when it is installed, and the action's install script installs a
 //! release archive, refuses a corrupt one, and falls back to `cargo install --git`.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -180,7 +181,7 @@ fn run_github(dir: &Path) -> (Option<i32>, String) {
             .env_remove("CI")
             .output()
             .unwrap();
-        log.push_str(&format!("$ {script}\n{}", show(&o)));
+        let _ = write!(log, "$ {script}\n{}", show(&o));
         if !o.status.success() {
             return (o.status.code(), log);
         }
