@@ -449,11 +449,30 @@ pub fn rules_table() -> String {
             } else {
                 "off (pedantic)"
             },
-            if r.fixable { "yes" } else { "no" },
+            fix_column(r),
             r.summary
         );
     }
     s
+}
+
+/// The table's `fix` column: what `--fix` does with the rule's fixes, by the best applicability
+/// they reach. `yes`: `--fix` applies some (`MachineApplicable`; other shapes may need
+/// `--unsafe-fixes`); `unsafe`: only `--unsafe-fixes` applies them (`MaybeIncorrect`);
+/// `placeholder`: shown with a value to choose, never applied (`HasPlaceholders`); `no`: help
+/// text only. `Rule` records only whether a rule may fix, so the levels are listed here until
+/// it carries them; a catalogue test checks this list against the fixtures' fixes.
+fn fix_column(r: &rules::Rule) -> &'static str {
+    if !r.fixable {
+        return "no";
+    }
+    match r.name {
+        "blocking-sleep-in-async" | "non-idempotent-retry-without-key" | "unused-suppression" => {
+            "yes"
+        }
+        "unbounded-retry" => "placeholder",
+        _ => "unsafe",
+    }
 }
 
 /// Render every requested output and write it. Report files are written whatever the findings;

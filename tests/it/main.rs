@@ -12,4 +12,5 @@ mod emit;
 mod fixes;
 mod fixtures;
 mod precedence;
+mod recipes;
 mod support;
