@@ -38,6 +38,34 @@ pub fn rust_files(roots: &[PathBuf], excludes: &[String]) -> (Vec<PathBuf>, Vec<
                 push(&files, root.clone());
                 continue;
             }
+            // A link named on the command line is not followed either: its target may lie
+            // outside the tree, and `--fix` would write there.
+            Ok(m) if m.file_type().is_symlink() => {
+                push(
+                    &errors,
+                    FileError {
+                        path: display(root),
+                        line: None,
+                        column: None,
+                        message:
+                            "is a symbolic link; links are never followed (name its target instead)"
+                                .into(),
+                    },
+                );
+                continue;
+            }
+            Ok(m) if !m.is_dir() => {
+                push(
+                    &errors,
+                    FileError {
+                        path: display(root),
+                        line: None,
+                        column: None,
+                        message: "not a regular file or a directory; skipped".into(),
+                    },
+                );
+                continue;
+            }
             Ok(_) => {}
         }
         let mut ov = OverrideBuilder::new(root);
@@ -114,11 +142,26 @@ pub fn rust_files(roots: &[PathBuf], excludes: &[String]) -> (Vec<PathBuf>, Vec<
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     files.sort();
     files.dedup();
+    if roots.len() > 1 {
+        dedupe_same_files(&mut files);
+    }
     let mut errors = errors
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     errors.sort_by(|a, b| a.path.cmp(&b.path));
     (files, errors)
+}
+
+/// Drop every later spelling of a file already listed (`a/` and `./a/b.rs`, an absolute and a
+/// relative path): one file is linted, reported and fixed once. Only several roots can name a
+/// file twice (the walk follows no link), so one root pays nothing for this.
+fn dedupe_same_files(files: &mut Vec<PathBuf>) {
+    let mut seen = std::collections::HashSet::new();
+    files.retain(|f| {
+        // A file that cannot be resolved is kept: reading it reports why.
+        let key = std::fs::canonicalize(f).unwrap_or_else(|_| f.clone());
+        seen.insert(key)
+    });
 }
 
 fn push<T>(m: &Mutex<Vec<T>>, v: T) {
@@ -146,7 +189,14 @@ pub fn display(path: &Path) -> String {
         .as_deref()
         .and_then(|c| path.strip_prefix(c).ok())
         .unwrap_or(path);
-    let s = rel.to_string_lossy().replace('\\', "/");
+    let s = rel.to_string_lossy();
+    // `\\` separates components only on Windows; elsewhere it is part of a file name and
+    // printing it as `/` would name another file.
+    let s = if cfg!(windows) {
+        s.replace('\\', "/")
+    } else {
+        s.into_owned()
+    };
     let s = s.trim_start_matches("./").to_string();
     if s.is_empty() {
         ".".into()
