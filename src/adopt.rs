@@ -372,6 +372,7 @@ pub fn add_ignore(report: &Report) -> anyhow::Result<u8> {
     let mut added = 0;
     let mut files = 0;
     let mut skipped = 0;
+    let mut failed = false;
     for (src, diags) in &report.files {
         // A finding on a comment line (a suppression's own finding) cannot be silenced by a
         // comment above it, which would target the next code line: fix those instead.
@@ -394,8 +395,17 @@ pub fn add_ignore(report: &Report) -> anyhow::Result<u8> {
             skipped += todo.len();
             continue;
         }
-        std::fs::write(&src.path, &new_text)
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", src.path))?;
+        // The real path, never the display one; written whole or not at all.
+        if let Err(why) =
+            crate::fix_edge::write_fixed(&src.real_path, &src.text, &new_text, &mut |f, b| {
+                f.write_all(b)
+            })
+        {
+            eprintln!("error: {}: suppressions not added: {why}", src.path);
+            skipped += todo.len();
+            failed = true;
+            continue;
+        }
         added += todo.len();
         files += 1;
     }
@@ -406,7 +416,11 @@ pub fn add_ignore(report: &Report) -> anyhow::Result<u8> {
     for e in &report.errors {
         eprintln!("error: {}: {}", e.path, e.message);
     }
-    Ok(if report.errors.is_empty() { 0 } else { 2 })
+    Ok(if report.errors.is_empty() && !failed {
+        0
+    } else {
+        2
+    })
 }
 
 /// The text of `src` with one `// timeoutlint: ignore[..]` line above each flagged line (rules
@@ -430,10 +444,12 @@ pub fn with_suppressions<'a>(
         let text = src.slice(span);
         let indent = &text[..text.len() - text.trim_start().len()];
         out.push_str(&src.text[last..span.start]);
-        let _ = writeln!(
+        // In the file's own line ending: a CRLF file stays CRLF.
+        let _ = write!(
             out,
-            "{indent}// timeoutlint: ignore[{}] {ADDED_REASON}",
-            names.join(", ")
+            "{indent}// timeoutlint: ignore[{}] {ADDED_REASON}{}",
+            names.join(", "),
+            src.line_ending()
         );
         last = span.start;
     }
