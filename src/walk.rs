@@ -142,7 +142,7 @@ pub fn rust_files(roots: &[PathBuf], excludes: &[String]) -> (Vec<PathBuf>, Vec<
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     files.sort();
     files.dedup();
-    if roots.len() > 1 {
+    if roots_overlap(roots) {
         dedupe_same_files(&mut files);
     }
     let mut errors = errors
@@ -152,9 +152,23 @@ pub fn rust_files(roots: &[PathBuf], excludes: &[String]) -> (Vec<PathBuf>, Vec<
     (files, errors)
 }
 
+/// Whether one root, resolved, is or holds another: only then can the walk list a file twice
+/// (it follows no link), so disjoint roots (one per crate, as the benchmark gives) pay nothing.
+fn roots_overlap(roots: &[PathBuf]) -> bool {
+    if roots.len() < 2 {
+        return false;
+    }
+    let mut resolved: Vec<PathBuf> = roots
+        .iter()
+        .map(|r| std::fs::canonicalize(r).unwrap_or_else(|_| r.clone()))
+        .collect();
+    // Component order puts a directory right before everything under it.
+    resolved.sort();
+    resolved.windows(2).any(|w| w[1].starts_with(&w[0]))
+}
+
 /// Drop every later spelling of a file already listed (`a/` and `./a/b.rs`, an absolute and a
-/// relative path): one file is linted, reported and fixed once. Only several roots can name a
-/// file twice (the walk follows no link), so one root pays nothing for this.
+/// relative path): one file is linted, reported and fixed once.
 fn dedupe_same_files(files: &mut Vec<PathBuf>) {
     let mut seen = std::collections::HashSet::new();
     files.retain(|f| {
