@@ -389,6 +389,7 @@ pub fn add_ignore(report: &Report, config: &crate::lint::Config) -> anyhow::Resu
     let mut files = 0;
     let mut skipped = 0;
     let mut unreachable = 0;
+    let mut failed = false;
     for ((src, _), plan) in report.files.iter().zip(plans) {
         for m in &plan.messages {
             eprintln!("timeoutlint: {}: {m}", src.path);
@@ -398,8 +399,17 @@ pub fn add_ignore(report: &Report, config: &crate::lint::Config) -> anyhow::Resu
         let Some(text) = plan.text else {
             continue;
         };
-        std::fs::write(&src.path, &text)
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", src.path))?;
+        // The real path, never the display one; written whole or not at all.
+        if let Err(why) =
+            crate::fix_edge::write_fixed(&src.real_path, &src.text, &text, &mut |f, b| {
+                f.write_all(b)
+            })
+        {
+            eprintln!("error: {}: suppressions not added: {why}", src.path);
+            skipped += plan.silenced;
+            failed = true;
+            continue;
+        }
         added += plan.silenced;
         files += 1;
     }
@@ -413,7 +423,11 @@ pub fn add_ignore(report: &Report, config: &crate::lint::Config) -> anyhow::Resu
     for e in &report.errors {
         eprintln!("error: {}: {}", e.path, e.message);
     }
-    Ok(if report.errors.is_empty() { 0 } else { 2 })
+    Ok(if report.errors.is_empty() && !failed {
+        0
+    } else {
+        2
+    })
 }
 
 /// What `--add-ignore` does to one file.

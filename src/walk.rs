@@ -38,22 +38,41 @@ pub fn rust_files(roots: &[PathBuf], excludes: &[String]) -> (Vec<PathBuf>, Vec<
                 push(&files, root.clone());
                 continue;
             }
-            Ok(_) => {
-                // A FIFO or device (or a link to one) named on the command line: the walker
-                // would skip it without a word, and reading it could block or never end.
-                if let Some(kind) = crate::bounded::special_file(root) {
-                    push(
-                        &errors,
-                        FileError {
-                            path: display(root),
-                            line: None,
-                            column: None,
-                            message: format!("not a regular file ({kind}); not linted"),
-                        },
-                    );
-                    continue;
-                }
+            // A link named on the command line is not followed either: its target may lie
+            // outside the tree, and `--fix` would write there.
+            Ok(m) if m.file_type().is_symlink() => {
+                push(
+                    &errors,
+                    FileError {
+                        path: display(root),
+                        line: None,
+                        column: None,
+                        message:
+                            "is a symbolic link; links are never followed (name its target instead)"
+                                .into(),
+                    },
+                );
+                continue;
             }
+            Ok(m) if !m.is_dir() => {
+                // A FIFO or device named on the command line: the walker would skip it without
+                // a word, and reading it could block or never end.
+                let kind = crate::bounded::special_file(root).map_or_else(
+                    || "not a regular file or a directory".to_string(),
+                    |k| format!("not a regular file ({k})"),
+                );
+                push(
+                    &errors,
+                    FileError {
+                        path: display(root),
+                        line: None,
+                        column: None,
+                        message: format!("{kind}; not linted"),
+                    },
+                );
+                continue;
+            }
+            Ok(_) => {}
         }
         // The walker reads the ignore files of the root and of every directory above it.
         if let Some(e) = root_ignore_file_error(root) {
@@ -147,6 +166,9 @@ pub fn rust_files(roots: &[PathBuf], excludes: &[String]) -> (Vec<PathBuf>, Vec<
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     files.sort();
     files.dedup();
+    if roots_overlap(roots) {
+        dedupe_same_files(&mut files);
+    }
     let mut errors = errors
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -190,6 +212,32 @@ fn root_ignore_file_error(root: &Path) -> Option<FileError> {
         .find_map(|dir| ignore_file_error(dir, root))
 }
 
+/// Whether one root, resolved, is or holds another: only then can the walk list a file twice
+/// (it follows no link), so disjoint roots (one per crate, as the benchmark gives) pay nothing.
+fn roots_overlap(roots: &[PathBuf]) -> bool {
+    if roots.len() < 2 {
+        return false;
+    }
+    let mut resolved: Vec<PathBuf> = roots
+        .iter()
+        .map(|r| std::fs::canonicalize(r).unwrap_or_else(|_| r.clone()))
+        .collect();
+    // Component order puts a directory right before everything under it.
+    resolved.sort();
+    resolved.windows(2).any(|w| w[1].starts_with(&w[0]))
+}
+
+/// Drop every later spelling of a file already listed (`a/` and `./a/b.rs`, an absolute and a
+/// relative path): one file is linted, reported and fixed once.
+fn dedupe_same_files(files: &mut Vec<PathBuf>) {
+    let mut seen = std::collections::HashSet::new();
+    files.retain(|f| {
+        // A file that cannot be resolved is kept: reading it reports why.
+        let key = std::fs::canonicalize(f).unwrap_or_else(|_| f.clone());
+        seen.insert(key)
+    });
+}
+
 fn push<T>(m: &Mutex<Vec<T>>, v: T) {
     m.lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -215,7 +263,14 @@ pub fn display(path: &Path) -> String {
         .as_deref()
         .and_then(|c| path.strip_prefix(c).ok())
         .unwrap_or(path);
-    let s = rel.to_string_lossy().replace('\\', "/");
+    let s = rel.to_string_lossy();
+    // `\\` separates components only on Windows; elsewhere it is part of a file name and
+    // printing it as `/` would name another file.
+    let s = if cfg!(windows) {
+        s.replace('\\', "/")
+    } else {
+        s.into_owned()
+    };
     let s = s.trim_start_matches("./").to_string();
     if s.is_empty() {
         ".".into()

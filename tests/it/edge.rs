@@ -233,9 +233,16 @@ fn special_files_named_on_the_command_line_are_errors() {
         d,
         &["--format", "concise", "--isolated", "zero.rs", "ok.rs"],
     );
+    // A link named on the command line is never followed (its target may lie outside the
+    // tree), whatever it points to; the device itself, named directly, is not a source.
     assert_eq!(
         show(&o),
-        "exit 2\nzero.rs:1:1: error: not a regular file (a character device); not linted\n"
+        "exit 2\nzero.rs:1:1: error: is a symbolic link; links are never followed (name its target instead)\n"
+    );
+    let o = run(d, &["--format", "concise", "--isolated", "/dev/zero"]);
+    assert_eq!(
+        show(&o),
+        "exit 2\n/dev/zero:1:1: error: not a regular file (a character device); not linted\n"
     );
     if !mkfifo(&d.join("pipe.rs")) {
         return;

@@ -13,4 +13,5 @@ mod fixes;
 mod fixtures;
 mod precedence;
 mod recipes;
+mod safe_writes;
 mod support;
