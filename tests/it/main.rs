@@ -11,4 +11,5 @@ mod emit;
 mod fixes;
 mod fixtures;
 mod precedence;
+mod scaling;
 mod support;
