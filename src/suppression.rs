@@ -193,7 +193,7 @@ fn silence(
     used: &mut [Vec<bool>],
     diags: &mut Vec<Diagnostic>,
 ) {
-    use std::collections::HashMap;
+    use std::collections::{HashMap, HashSet};
     // The first position of each distinct name in each suppression's list.
     let mut lines: HashMap<(usize, &str), Vec<(usize, usize)>> = HashMap::new();
     let mut files: HashMap<&str, Vec<(usize, usize)>> = HashMap::new();
@@ -219,8 +219,8 @@ fn silence(
         }
     }
     // Groups already marked: marking one again changes nothing.
-    let mut marked_lines: std::collections::HashSet<(usize, &str)> = Default::default();
-    let mut marked_files: std::collections::HashSet<&str> = Default::default();
+    let mut marked_lines: HashSet<(usize, &str)> = HashSet::default();
+    let mut marked_files: HashSet<&str> = HashSet::default();
     // Per rule, the ranges of its `disable` list that covered a finding, marked at the end.
     let mut covered: HashMap<&str, Vec<(usize, usize)>> = HashMap::new();
     // The last `enable` of `rule` (named or bare) before `line`, as an index into `sups`.
