@@ -4,7 +4,8 @@
 //! so a busy machine slows both sizes rather than skewing one. Before the fixes, the same
 //! sizes grew 9.4x (sleeps), 9.9x (else-if), 12.6x (suppressions) and 11.3x (deep mods, 10 s
 //! and 113 s); the many-fns and shallow-mods shapes only show their quadratic term at sizes
-//! too slow for a debug build (release figures in the commit that fixed them).
+//! too slow for a debug build (release, CPU seconds at 8k / 16k / 32k fns: 0.52 / 1.50 / 5.48
+//! before, 0.21 / 0.44 / 0.99 after).
 
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
