@@ -14,4 +14,5 @@ mod fixtures;
 mod precedence;
 mod recipes;
 mod safe_writes;
+mod scaling;
 mod support;

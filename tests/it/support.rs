@@ -168,3 +168,26 @@ pub fn doc_blocks(doc: &str, heading: &str) -> Vec<String> {
     }
     out
 }
+
+/// One file through what a directory run does with it: the per-file pass (prefilter and
+/// masking on, every rule), suppressions and configuration, then the human rendering of its
+/// findings. Runs on a thread with the CLI workers' stack, as the CLI does. Returns the number
+/// of findings and whether the file could be analysed.
+pub fn lint_as_cli(text: &str) -> (usize, bool) {
+    let text = text.to_string();
+    std::thread::Builder::new()
+        .stack_size(timeoutlint::parse::WORKER_STACK)
+        .spawn(move || {
+            let c = config(&[], true);
+            let src = SourceFile::new("src/big.rs", text);
+            let mut r = timeoutlint::lint::lint_per_file(&src, &c);
+            timeoutlint::lint::finish(&src, &c, &mut r.diagnostics);
+            let n = r.diagnostics.len();
+            let ok = r.error.is_none();
+            let _ = human(src, r.diagnostics, rules::ALL);
+            (n, ok)
+        })
+        .expect("a worker thread starts")
+        .join()
+        .expect("no panic")
+}
