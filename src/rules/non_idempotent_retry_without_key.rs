@@ -22,7 +22,8 @@ use crate::analysis::{span_of, RetrySite, SiteKind};
 use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix, Severity};
 use crate::fix::syntax;
 use crate::source::Span;
-use crate::rules::{Context, Rule};
+use crate::prefilter::{Trigger, Vocab};
+use crate::rules::{Context, Kind, Rule};
 
 pub(crate) static RULE: Rule = Rule {
     name: "non-idempotent-retry-without-key",
@@ -32,8 +33,9 @@ pub(crate) static RULE: Rule = Rule {
     default_severity: Severity::Warning,
     fixable: true,
     // Every finding needs a retry site or a retrying middleware, whose words wake the prefilter.
-    triggers: &["@retry-sites", "Policy", "+@requests"],
-    check,
+    triggers: &[Trigger::vocab(Vocab::RetrySites), Trigger::word("Policy")],
+    context: &[Trigger::vocab(Vocab::Requests)],
+    kind: Kind::File(check),
 };
 
 const HELP: &str = "create the key once, before the first attempt, and send it on every attempt: `timeoutlint_retry`'s `policy.request(..).idempotency_key()` does, or retry only errors that prove the request was not delivered";

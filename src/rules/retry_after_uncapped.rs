@@ -18,7 +18,8 @@ use crate::analysis::retry_after::{HINT, SOURCES};
 use crate::analysis::ServerWait;
 use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix, Severity};
 use crate::fix::{scope, slices};
-use crate::rules::{Context, Rule};
+use crate::prefilter::Trigger;
+use crate::rules::{Context, Kind, Rule};
 use crate::source::Span;
 
 pub(crate) static RULE: Rule = Rule {
@@ -29,8 +30,15 @@ pub(crate) static RULE: Rule = Rule {
     default_severity: Severity::Warning,
     fixable: true,
     // The analysis matches exactly these spellings (see `analysis::retry_after`).
-    triggers: &[SOURCES[0], SOURCES[1], SOURCES[2], HINT],
-    check,
+    triggers: &[
+        Trigger::word(SOURCES[0]),
+        // The header name as written in a string: not a word, so matched as text.
+        Trigger::text(SOURCES[1]),
+        Trigger::word(SOURCES[2]),
+        Trigger::word(HINT),
+    ],
+    context: &[],
+    kind: Kind::File(check),
 };
 
 fn check(cx: &Context) -> Vec<Diagnostic> {

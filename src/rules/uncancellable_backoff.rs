@@ -14,7 +14,8 @@ use crate::analysis::Deadline;
 use crate::analysis::{CancelSource, SiteKind, Sleep};
 use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix, Severity};
 use crate::fix::{scope, slices};
-use crate::rules::{Context, Rule};
+use crate::prefilter::{Trigger, Vocab};
+use crate::rules::{Context, Kind, Rule};
 use crate::source::Span;
 
 pub(crate) static RULE: Rule = Rule {
@@ -24,8 +25,9 @@ pub(crate) static RULE: Rule = Rule {
     default_enabled: true,
     default_severity: Severity::Warning,
     fixable: true,
-    triggers: &["@retry-sites"],
-    check,
+    triggers: &[Trigger::vocab(Vocab::RetrySites)],
+    context: &[],
+    kind: Kind::File(check),
 };
 
 const RACE_HELP: &str = "race the wait: `tokio::select! { _ = token.cancelled() => .., _ = sleep(d) => .. }`, or let `timeoutlint_retry::RetryPolicy::run_with_cancel` own the waits";
@@ -33,11 +35,10 @@ const RACE_HELP: &str = "race the wait: `tokio::select! { _ = token.cancelled() 
 fn check(cx: &Context) -> Vec<Diagnostic> {
     let facts = cx.facts;
     let mut out = Vec::new();
-    for (idx, sleep) in facts.sleeps.iter().enumerate() {
-        // `retry-after-uncapped` owns a wait the server chose and nothing caps.
-        if facts.uncapped_server_wait(idx).is_some() {
-            continue;
-        }
+    // A thread sleep on the executor and a server-chosen wait are reported here too when they
+    // fit: `blocking-sleep-in-async` and `retry-after-uncapped` own them through the precedence
+    // table, only where they fired.
+    for sleep in &facts.sleeps {
         let Some(site_idx) = sleep.site else {
             // Not between attempts: a pacing or periodic sleep is not a backoff.
             continue;
@@ -48,10 +49,6 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
             || sleep.under_deadline
             || site.deadline == Some(Deadline::Outer)
         {
-            continue;
-        }
-        // `blocking-sleep-in-async` owns a thread sleep on the executor.
-        if sleep.blocking && facts.runs_on_executor(sleep.function) {
             continue;
         }
         let sources = facts.cancel_sources(sleep.function);
