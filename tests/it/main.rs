@@ -10,5 +10,6 @@ mod cli;
 mod emit;
 mod fixes;
 mod fixtures;
+mod independence;
 mod precedence;
 mod support;
