@@ -192,7 +192,8 @@ pub fn crate_findings(index: &CrateIndex, src: &SourceFile, config: &Config) -> 
 /// configuration (per-file ignores, levels), and sort: the last step of every file's findings.
 pub fn finish(src: &SourceFile, config: &Config, diagnostics: &mut Vec<Diagnostic>) {
     rules::precedence::apply(diagnostics, |r| {
-        config.rules.iter().any(|e| std::ptr::eq(*e, r)) && !config.settings.ignored(&src.path, r.name)
+        config.rules.iter().any(|e| std::ptr::eq(*e, r))
+            && !config.settings.ignored(&src.path, r.name)
     });
     crate::suppression::apply(src, &config.rules, &config.settings, diagnostics);
     crate::config::adjust(src, &config.settings, diagnostics);

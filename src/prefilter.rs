@@ -79,7 +79,10 @@ impl Trigger {
     /// else fails to compile in a `static`.
     #[must_use]
     pub const fn word(w: &'static str) -> Self {
-        assert!(is_word(w), "a trigger word is ASCII letters, digits and `_`");
+        assert!(
+            is_word(w),
+            "a trigger word is ASCII letters, digits and `_`"
+        );
         Self(TriggerKind::Word(w))
     }
 

@@ -32,7 +32,6 @@ pub(crate) static RULE: Rule = Rule {
     kind: Kind::Crate(check),
 };
 
-
 /// The findings whose timer is in `src` (with fixes when its syntax tree is given).
 fn check(cx: &CrateContext) -> Vec<Diagnostic> {
     let (index, src, ast) = (cx.index, cx.src, cx.ast);

@@ -16,9 +16,9 @@ use std::fmt::Write as _;
 use crate::analysis::index::ClientFinding;
 use crate::diagnostic::{Applicability, Diagnostic, Fix, Severity};
 use crate::fix::policy_loop::{self, PerAttempt};
-use crate::source::SourceFile;
 use crate::prefilter::{Trigger, Vocab};
 use crate::rules::{CrateContext, Kind, Rule};
+use crate::source::SourceFile;
 
 pub(crate) static RULE: Rule = Rule {
     name: "client-timeout-in-retry",
@@ -37,7 +37,6 @@ pub(crate) static RULE: Rule = Rule {
 };
 
 const HELP: &str = "bound the whole operation: `timeoutlint_retry::RetryPolicy::builder().max_attempts(n).total(budget).attempt_timeout(d).build()?` then `policy.run(|attempt| ..)` and use `attempt.timeout` per request (or wrap the site in `tokio::time::timeout(budget, ..)`)";
-
 
 /// The findings whose timeout call is in `src` (with fixes when its syntax tree is given).
 fn check(cx: &CrateContext) -> Vec<Diagnostic> {

@@ -133,7 +133,9 @@ fn cap_fix(cx: &Context, waits: &[&ServerWait]) -> Option<Fix> {
     }
     Some(Fix {
         title: match &deadline_name {
-            Some(n) => format!("cap the server's wait at `{CAP_NAME}` and by the time left before `{n}`"),
+            Some(n) => {
+                format!("cap the server's wait at `{CAP_NAME}` and by the time left before `{n}`")
+            }
             None => format!("cap the server's wait at `{CAP_NAME}`"),
         },
         // Waiting less than the server asked can be answered with another 429, and the 60 s
@@ -167,7 +169,12 @@ fn const_place(cx: &Context, at: Span) -> (usize, String, bool) {
             }
             let close = crate::analysis::span_of(cx.src, brace.span.close()).start;
             let line = cx.src.line_span(cx.src.line_index(span.start));
-            let outer: String = cx.src.slice(line).chars().take_while(|c| c.is_whitespace()).collect();
+            let outer: String = cx
+                .src
+                .slice(line)
+                .chars()
+                .take_while(|c| c.is_whitespace())
+                .collect();
             // Before the closing brace's line when it stands alone, else right before it.
             let close_line = cx.src.line_span(cx.src.line_index(close));
             let alone = cx.src.text[close_line.start..close].trim().is_empty();

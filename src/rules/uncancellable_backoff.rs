@@ -45,10 +45,7 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
         };
         let site = &facts.sites[site_idx];
         // A raced sleep, or one under an outer deadline, is cancelled with it.
-        if sleep.raced
-            || sleep.under_deadline
-            || site.deadline == Some(Deadline::Outer)
-        {
+        if sleep.raced || sleep.under_deadline || site.deadline == Some(Deadline::Outer) {
             continue;
         }
         let sources = facts.cancel_sources(sleep.function);
@@ -117,18 +114,25 @@ fn race_fix(cx: &Context, sleep: &Sleep, source: &CancelSource) -> Option<Fix> {
     let declared = format!(
         "{}{}",
         cx.src.slice(source.span),
-        cx.src.slice(cx.src.line_span(cx.src.line_index(source.span.start)))
+        cx.src
+            .slice(cx.src.line_span(cx.src.line_index(source.span.start)))
     );
     if !(declared.contains("CancellationToken") || declared.contains("child_token")) {
         return None;
     }
     let name = source.name.trim();
-    if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.') {
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+    {
         return None;
     }
     let whole = slices::awaited(&cx.src.text, sleep.span)?;
     Some(Fix {
-        title: format!("race the wait against `{name}.cancelled()` and stop retrying when it fires"),
+        title: format!(
+            "race the wait against `{name}.cancelled()` and stop retrying when it fires"
+        ),
         // Cancelling now leaves the loop: what runs after it (an error, a fallback) runs on
         // cancellation too, which is a change of control flow to review.
         applicability: Applicability::MaybeIncorrect,
@@ -179,7 +183,12 @@ fn short_constant(duration: &str) -> bool {
         return false;
     };
     let (head, arg) = compact.split_at(open);
-    let Ok(n) = arg.trim_start_matches('(').trim_end_matches(')').replace('_', "").parse::<u64>() else {
+    let Ok(n) = arg
+        .trim_start_matches('(')
+        .trim_end_matches(')')
+        .replace('_', "")
+        .parse::<u64>()
+    else {
         return false;
     };
     match head.rsplit("::").next() {

@@ -56,7 +56,11 @@ fn disabling_one_rule_leaves_every_other_rules_findings_alone() {
     let all = findings(ALL);
     assert!(!all.is_empty());
     for &off in ALL {
-        let rest: Vec<&'static Rule> = ALL.iter().copied().filter(|r| !std::ptr::eq(*r, off)).collect();
+        let rest: Vec<&'static Rule> = ALL
+            .iter()
+            .copied()
+            .filter(|r| !std::ptr::eq(*r, off))
+            .collect();
         let without = findings(&rest);
         assert!(
             without.iter().all(|d| !std::ptr::eq(d.1.rule, off)),
@@ -70,7 +74,8 @@ fn disabling_one_rule_leaves_every_other_rules_findings_alone() {
             .collect();
         let got: Vec<String> = without.iter().map(key).collect();
         let judged = |d: &(String, Diagnostic)| {
-            matches!(d.1.rule.kind, Kind::Meta(_)) && d.1.message.contains(&format!("`{}`", off.name))
+            matches!(d.1.rule.kind, Kind::Meta(_))
+                && d.1.message.contains(&format!("`{}`", off.name))
         };
         let lost: Vec<String> = all
             .iter()
@@ -84,6 +89,10 @@ fn disabling_one_rule_leaves_every_other_rules_findings_alone() {
             .filter(|d| !expected.contains(&key(d)) && !owned_by(off, d, &all))
             .map(key)
             .collect();
-        assert!(gained.is_empty(), "disabling {} added {gained:#?}", off.name);
+        assert!(
+            gained.is_empty(),
+            "disabling {} added {gained:#?}",
+            off.name
+        );
     }
 }

@@ -70,7 +70,9 @@ fn at_line(src: &SourceFile, diags: &[Diagnostic], line: usize) -> Vec<&'static 
         .iter()
         .filter(|d| {
             src.position(d.primary.start).line == line
-                || d.related.iter().any(|r| src.position(r.span.start).line == line)
+                || d.related
+                    .iter()
+                    .any(|r| src.position(r.span.start).line == line)
         })
         .map(|d| d.rule.name)
         .collect();
@@ -81,7 +83,10 @@ fn at_line(src: &SourceFile, diags: &[Diagnostic], line: usize) -> Vec<&'static 
 
 #[test]
 fn the_table_is_exactly_the_pairs_of_rules_md() {
-    let table: Vec<(&str, &str)> = TABLE.iter().map(|p| (p.winner.name, p.loser.name)).collect();
+    let table: Vec<(&str, &str)> = TABLE
+        .iter()
+        .map(|p| (p.winner.name, p.loser.name))
+        .collect();
     assert_eq!(table, RULES_MD_PAIRS);
 }
 
@@ -106,20 +111,31 @@ fn each_winner_owns_its_site_and_its_loser_reports_it_when_the_winner_is_disable
         let (src, diags) = lint_text("f.rs", text, ALL);
         let names = at_line(&src, &diags, line);
         assert!(names.contains(&winner), "{winner} missing: {names:?}");
-        assert!(!names.contains(&loser), "{loser} kept beside {winner}: {names:?}");
+        assert!(
+            !names.contains(&loser),
+            "{loser} kept beside {winner}: {names:?}"
+        );
 
         // Every rule but the winner: the loser reports it, and nothing else changed.
-        let without: Vec<&'static Rule> = ALL.iter().copied().filter(|r| r.name != winner).collect();
+        let without: Vec<&'static Rule> =
+            ALL.iter().copied().filter(|r| r.name != winner).collect();
         let (src, rest) = lint_text("f.rs", text, &without);
         let names = at_line(&src, &rest, line);
-        assert!(names.contains(&loser), "with {winner} disabled, {loser} is lost: {names:?}");
+        assert!(
+            names.contains(&loser),
+            "with {winner} disabled, {loser} is lost: {names:?}"
+        );
         let others = |ds: &[Diagnostic]| -> Vec<(usize, &str)> {
             ds.iter()
                 .filter(|d| d.rule.name != winner && d.rule.name != loser)
                 .map(|d| (d.primary.start, d.rule.name))
                 .collect()
         };
-        assert_eq!(others(&diags), others(&rest), "{winner} disabled changed other rules");
+        assert_eq!(
+            others(&diags),
+            others(&rest),
+            "{winner} disabled changed other rules"
+        );
     }
 }
 

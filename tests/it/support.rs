@@ -36,11 +36,7 @@ pub fn lint_text(path: &str, text: &str, only: &[&'static Rule]) -> (SourceFile,
 
 /// Lint one text as `path` (relative to the config file's directory) with every default rule
 /// and the configuration `toml`, the way a run would.
-pub fn lint_text_with_config(
-    path: &str,
-    text: &str,
-    toml: &str,
-) -> (SourceFile, Vec<Diagnostic>) {
+pub fn lint_text_with_config(path: &str, text: &str, toml: &str) -> (SourceFile, Vec<Diagnostic>) {
     let dir = Path::new("/project");
     let found = timeoutlint::config::Found {
         path: dir.join("timeoutlint.toml"),
