@@ -11,5 +11,6 @@ mod emit;
 mod fixes;
 mod fixtures;
 mod independence;
+mod layering;
 mod precedence;
 mod support;
