@@ -106,12 +106,12 @@ struct Refs {
 }
 
 impl Refs {
-    fn add(&mut self, segs: Vec<String>) {
+    fn add(&mut self, segs: &[String]) {
         let target = match segs.first().map(String::as_str) {
             Some("crate") => segs[1..].to_vec(),
             Some("super") => {
                 let mut base = self.module.clone();
-                let mut rest = &segs[..];
+                let mut rest = segs;
                 while rest.first().map(String::as_str) == Some("super") {
                     base.pop();
                     rest = &rest[1..];
@@ -184,12 +184,13 @@ impl<'ast> Visit<'ast> for Refs {
         let mut paths = Vec::new();
         use_paths(&u.tree, &mut Vec::new(), &mut paths);
         for p in paths {
-            self.add(p);
+            self.add(&p);
         }
     }
 
     fn visit_path(&mut self, p: &'ast syn::Path) {
-        self.add(p.segments.iter().map(|s| s.ident.to_string()).collect());
+        let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+        self.add(&segs);
         syn::visit::visit_path(self, p);
     }
 
@@ -217,7 +218,7 @@ impl<'ast> Visit<'ast> for Refs {
                 segs.push(next.to_string());
                 j += 3;
             }
-            self.add(segs);
+            self.add(&segs);
         }
         syn::visit::visit_macro(self, m);
     }
