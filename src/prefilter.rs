@@ -76,7 +76,16 @@ impl Trigger {
     }
 
     /// One identifier-like word (ASCII letters, digits, `_`), as a whole word of code. Anything
-    /// else fails to compile in a `static`.
+    /// else fails to compile in a `static`:
+    ///
+    /// ```
+    /// # use timeoutlint::prefilter::Trigger;
+    /// static OK: Trigger = Trigger::word("retry_after");
+    /// ```
+    /// ```compile_fail
+    /// # use timeoutlint::prefilter::Trigger;
+    /// static MISSPELT: Trigger = Trigger::word("@retry-sites");
+    /// ```
     #[must_use]
     pub const fn word(w: &'static str) -> Self {
         assert!(
@@ -87,7 +96,12 @@ impl Trigger {
     }
 
     /// A substring matched anywhere, comments included. Only for what is not a word (a word
-    /// would then also match inside comments and longer words, and let needless files through).
+    /// would then also match inside comments and longer words, and let needless files through):
+    ///
+    /// ```compile_fail
+    /// # use timeoutlint::prefilter::Trigger;
+    /// static A_WORD: Trigger = Trigger::text("retry");
+    /// ```
     #[must_use]
     pub const fn text(t: &'static str) -> Self {
         assert!(
