@@ -498,7 +498,7 @@ fn join_crates(
             if let Some(src) = src {
                 report
                     .diagnostics
-                    .extend(rules::crate_findings(&index, src, &config.rules));
+                    .extend(lint::crate_findings(&index, src, config));
             }
         }
     }

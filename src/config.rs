@@ -464,7 +464,7 @@ fn parse_level(value: &toml::Value, at: &str) -> Result<Level, String> {
 #[must_use]
 pub fn suggest<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> String {
     candidates
-        .map(|c| (crate::cli::strsim_distance(word, c), c))
+        .map(|c| (strsim::levenshtein(word, c), c))
         .min()
         .filter(|(d, _)| *d <= 3.max(word.len() / 3))
         .map_or(String::new(), |(_, c)| format!(" (did you mean `{c}`?)"))

@@ -2,8 +2,10 @@
 //! services.
 //!
 //! The pipeline runs in one direction:
-//! `walk` -> `parse` -> `analysis::Facts` -> `rules::*::check` -> `suppression` -> `emit::*`,
-//! with `config` deciding what runs and `baseline` hiding known findings before output.
+//! `walk` -> `prefilter` / `mask` -> `parse` -> `analysis::Facts` -> `rules::*` (file, crate and
+//! meta rules, `rules::Kind`) -> `rules::precedence` -> `suppression` / `config` -> `fix` ->
+//! `emit::*`, with `config` deciding what runs and `baseline` hiding known findings before
+//! output. No module imports one above it (`tests/it/layering.rs`, with the back-edges left).
 //! Cross-file rules read a crate index (`analysis::index`) joined in `cli` from small per-file
 //! summaries (`analysis::clients`), one crate per nearest `Cargo.toml`; no syntax tree outlives
 //! its file's pass. A directory run has two passes (`lint`): every file without the crate rules,

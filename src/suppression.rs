@@ -14,8 +14,8 @@
 //! it silences, so it can be reported as unused when that finding goes away) and block-comment
 //! forms. Pure: text in, data out.
 
+use crate::config::FileSettings;
 use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix};
-use crate::lint::Config;
 use crate::rules::{self, Rule};
 use crate::source::{SourceFile, Span};
 
@@ -150,8 +150,13 @@ pub fn parse(src: &SourceFile) -> Vec<Suppression> {
 }
 
 /// Remove the findings the comments of `src` silence, and add an `unused-suppression` finding
-/// for each comment that silenced nothing it could have (when that rule is enabled).
-pub fn apply(src: &SourceFile, config: &Config, diags: &mut Vec<Diagnostic>) {
+/// for each comment that silenced nothing it could have (when that rule is among the `enabled`).
+pub fn apply(
+    src: &SourceFile,
+    enabled: &[&'static Rule],
+    settings: &FileSettings,
+    diags: &mut Vec<Diagnostic>,
+) {
     // Most files hold no suppression; skip lexing them.
     if !src.text.contains("timeoutlint:") {
         return;
@@ -165,12 +170,11 @@ pub fn apply(src: &SourceFile, config: &Config, diags: &mut Vec<Diagnostic>) {
     let Some(unused_rule) = rules::by_name("unused-suppression") else {
         return;
     };
-    if !config.rules.iter().any(|r| std::ptr::eq(*r, unused_rule)) {
+    if !enabled.iter().any(|r| std::ptr::eq(*r, unused_rule)) {
         return;
     }
-    let runs = |name: &str| {
-        config.rules.iter().any(|r| r.name == name) && !config.settings.ignored(&src.path, name)
-    };
+    let runs =
+        |name: &str| enabled.iter().any(|r| r.name == name) && !settings.ignored(&src.path, name);
     let mut unused: Vec<Diagnostic> = sups
         .iter()
         .zip(&used)

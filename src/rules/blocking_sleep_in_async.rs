@@ -9,7 +9,8 @@
 
 use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix, Severity};
 use crate::fix::slices;
-use crate::rules::{Context, Rule};
+use crate::prefilter::{Trigger, Vocab};
+use crate::rules::{Context, Kind, Rule};
 
 pub(crate) static RULE: Rule = Rule {
     name: "blocking-sleep-in-async",
@@ -18,8 +19,9 @@ pub(crate) static RULE: Rule = Rule {
     default_enabled: true,
     default_severity: Severity::Warning,
     fixable: true,
-    triggers: &["@blocking-sleeps"],
-    check,
+    triggers: &[Trigger::vocab(Vocab::BlockingSleeps)],
+    context: &[],
+    kind: Kind::File(check),
 };
 
 fn check(cx: &Context) -> Vec<Diagnostic> {

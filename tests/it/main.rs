@@ -11,6 +11,8 @@ mod edge;
 mod emit;
 mod fixes;
 mod fixtures;
+mod independence;
+mod layering;
 mod precedence;
 mod recipes;
 mod safe_writes;

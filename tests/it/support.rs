@@ -34,6 +34,27 @@ pub fn lint_text(path: &str, text: &str, only: &[&'static Rule]) -> (SourceFile,
     (src, report.diagnostics)
 }
 
+/// Lint one text as `path` (relative to the config file's directory) with every default rule
+/// and the configuration `toml`, the way a run would.
+pub fn lint_text_with_config(path: &str, text: &str, toml: &str) -> (SourceFile, Vec<Diagnostic>) {
+    let dir = Path::new("/project");
+    let found = timeoutlint::config::Found {
+        path: dir.join("timeoutlint.toml"),
+        config: timeoutlint::config::parse(toml).unwrap(),
+    };
+    let resolved = timeoutlint::config::resolve(
+        Some(&found),
+        &timeoutlint::config::CliSelection::default(),
+        dir,
+        &[PathBuf::from(path)],
+    )
+    .unwrap();
+    let src = SourceFile::new(path, text);
+    let report = lint_source(&src, &resolved.lint_config());
+    assert!(report.error.is_none(), "{path}: {:?}", report.error);
+    (src, report.diagnostics)
+}
+
 /// Lint one text with `rule` alone and return its findings. A meta rule (`unused-suppression`)
 /// judges the other rules' findings, so it runs with every rule and only its own findings are
 /// kept: alone it could never see a suppression that silences something.
