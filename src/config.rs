@@ -267,21 +267,8 @@ pub fn common_dir(cwd: &Path, paths: &[PathBuf]) -> PathBuf {
     common
 }
 
-/// Remove `.` and resolve `..` lexically (no symlink resolution, no IO).
-#[must_use]
-pub fn normalize(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
-}
+// Lexical path normalisation lives with the walk, which needs it below this layer.
+pub use crate::walk::normalize;
 
 /// Parse a `timeoutlint.toml` document.
 pub fn parse(text: &str) -> Result<FileConfig, String> {

@@ -207,7 +207,7 @@ fn ignore_file_error(dir: &Path, walked: &Path) -> Option<FileError> {
 /// [`ignore_file_error`] for a root directory and every directory above it.
 fn root_ignore_file_error(root: &Path) -> Option<FileError> {
     let abs = std::env::current_dir().map_or_else(|_| root.to_path_buf(), |c| c.join(root));
-    crate::config::normalize(&abs)
+    normalize(&abs)
         .ancestors()
         .find_map(|dir| ignore_file_error(dir, root))
 }
@@ -404,6 +404,22 @@ pub fn crate_targets<'a>(
             &exists,
         ) {
             out.insert(shown.to_string(), t);
+        }
+    }
+    out
+}
+
+/// Remove `.` and resolve `..` lexically (no symlink resolution, no IO).
+#[must_use]
+pub fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
         }
     }
     out

@@ -19,10 +19,14 @@ use crate::support::root;
 /// lands in its parent's layer until it is placed here.
 const LAYERS: &[(&str, &[&str])] = &[
     (
-        "data every stage shares: text and spans, findings, library knowledge",
-        &["source", "diagnostic", "apis"],
+        "data every stage shares: text and spans, findings, library knowledge, the literal and \
+         comment regions of a text, the stderr writer that a closed pipe cannot crash",
+        &["source", "diagnostic", "apis", "regions", "console"],
     ),
-    ("walk: the files and their crates", &["walk"]),
+    (
+        "walk: the files and their crates, and the bounded reader of every other file",
+        &["walk", "bounded"],
+    ),
     (
         "prefilter and mask: what is worth parsing",
         &["prefilter", "mask"],
