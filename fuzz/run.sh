@@ -25,13 +25,14 @@ if ! rustc --version | grep -q nightly; then
 fi
 
 # Seeds from our own code, never third-party files: the fixtures, the rule docs' examples and
-# the runtime crate are full of the words and shapes the rules react to. libFuzzer adds what it
+# the runtime crate are full of the words and shapes the rules react to; fuzz/seeds/ holds
+# inputs that once broke a check (a regression the fuzzer starts from). libFuzzer adds what it
 # finds to the same (gitignored) directory, so a second run goes on from where the first ended.
 corpus="$fuzz/corpus/lint"
 mkdir -p "$corpus"
 while IFS= read -r f; do
   cp "$f" "$corpus/seed-$(echo "$f" | tr '/' '_')"
-done < <(find fixtures runtime/src -name '*.rs' | sort)
+done < <(find fixtures runtime/src fuzz/seeds -name '*.rs' | sort)
 for doc in rules/*.md; do
   awk -v out="$corpus/seed-doc-$(basename "$doc" .md)" '
     /^```rust/ { n++; on = 1; next }

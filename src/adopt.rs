@@ -208,9 +208,8 @@ pub fn run_command(cmd: &AdoptCommand, out: &mut dyn Write) -> anyhow::Result<u8
 }
 
 fn read_baseline(path: &Path) -> anyhow::Result<Baseline> {
-    let bytes = std::fs::read(path)
+    let text = crate::bounded::read(path, crate::bounded::BASELINE_LIMIT)
         .map_err(|e| anyhow::anyhow!("cannot read baseline {}: {e}", path.display()))?;
-    let text = String::from_utf8_lossy(&bytes);
     baseline::parse(&text).map_err(|e| anyhow::anyhow!("baseline {}: {e}", path.display()))
 }
 
@@ -366,79 +365,360 @@ pub fn statistics(report: &Report) -> String {
 
 // This module is part of the IO edge (lib.rs invariant 1): it edits the linted files.
 #[allow(clippy::disallowed_methods)]
-/// `--add-ignore`: write a suppression above each finding's line, re-check that every edited
-/// file still parses (restoring it otherwise) and report what was written.
-pub fn add_ignore(report: &Report) -> anyhow::Result<u8> {
+/// `--add-ignore`: write a suppression for each finding where a comment is a comment, check in
+/// memory that the edited text has the same tokens and that the comments silence their
+/// findings (the run's own suppression pass, and a lint of the new text), and report what was
+/// written. A finding no comment can reach is named and not counted.
+pub fn add_ignore(report: &Report, config: &crate::lint::Config) -> anyhow::Result<u8> {
+    // The checks parse and lint whole files: on the workers' big stack, like the lint itself.
+    let plans = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("timeoutlint-add-ignore".into())
+            .stack_size(crate::parse::WORKER_STACK)
+            .spawn_scoped(scope, || {
+                report
+                    .files
+                    .iter()
+                    .map(|(src, diags)| plan_file(src, diags, config))
+                    .collect::<Vec<_>>()
+            })
+            .map(std::thread::ScopedJoinHandle::join)
+    })?
+    .map_err(|_| anyhow::anyhow!("--add-ignore failed (a timeoutlint bug; please report it)"))?;
     let mut added = 0;
     let mut files = 0;
     let mut skipped = 0;
-    for (src, diags) in &report.files {
-        // A finding on a comment line (a suppression's own finding) cannot be silenced by a
-        // comment above it, which would target the next code line: fix those instead.
-        let on_code = |d: &&crate::diagnostic::Diagnostic| {
-            let line = src.slice(src.line_span(src.line_index(d.primary.start)));
-            !line.trim_start().starts_with("//")
+    let mut unreachable = 0;
+    let mut failed = false;
+    for ((src, _), plan) in report.files.iter().zip(plans) {
+        for m in &plan.messages {
+            eprintln!("timeoutlint: {}: {m}", src.path);
+        }
+        skipped += plan.skipped;
+        unreachable += plan.unreachable;
+        let Some(text) = plan.text else {
+            continue;
         };
-        let todo: Vec<_> = diags.iter().filter(on_code).collect();
-        skipped += diags.len() - todo.len();
-        let new_text = with_suppressions(src, todo.iter().map(|d| (d.primary.start, d.rule.name)));
-        if new_text == src.text {
+        // The real path, never the display one; written whole or not at all.
+        if let Err(why) =
+            crate::fix_edge::write_fixed(&src.real_path, &src.text, &text, &mut |f, b| {
+                f.write_all(b)
+            })
+        {
+            eprintln!("error: {}: suppressions not added: {why}", src.path);
+            skipped += plan.silenced;
+            failed = true;
             continue;
         }
-        let check = SourceFile::new(src.path.clone(), new_text.clone());
-        if crate::parse::parse(&check).is_err() {
-            eprintln!(
-                "timeoutlint: {}: not edited (the suppressions would not parse)",
-                src.path
-            );
-            skipped += todo.len();
-            continue;
-        }
-        std::fs::write(&src.path, &new_text)
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", src.path))?;
-        added += todo.len();
+        added += plan.silenced;
         files += 1;
     }
     eprintln!("timeoutlint: added suppressions for {added} finding(s) in {files} file(s)");
     if skipped > 0 {
         eprintln!("timeoutlint: {skipped} finding(s) on comment lines or in files that would not parse were left alone");
     }
+    if unreachable > 0 {
+        eprintln!("timeoutlint: {unreachable} finding(s) that no comment could silence were left alone (named above)");
+    }
     for e in &report.errors {
         eprintln!("error: {}: {}", e.path, e.message);
     }
-    Ok(if report.errors.is_empty() { 0 } else { 2 })
+    Ok(if report.errors.is_empty() && !failed {
+        0
+    } else {
+        2
+    })
 }
 
-/// The text of `src` with one `// timeoutlint: ignore[..]` line above each flagged line (rules
-/// of the same line share one comment), indented like that line.
+/// What `--add-ignore` does to one file.
+struct FilePlan {
+    /// The new text, when there is anything to write.
+    text: Option<String>,
+    /// Findings the written comments silence (checked).
+    silenced: usize,
+    /// Findings on comment lines, or in a file whose edit would not parse.
+    skipped: usize,
+    /// Findings with no place for a comment, or that a comment would not silence.
+    unreachable: usize,
+    /// One line per finding left alone, for stderr.
+    messages: Vec<String>,
+}
+
+fn plan_file(
+    src: &SourceFile,
+    diags: &[crate::diagnostic::Diagnostic],
+    config: &crate::lint::Config,
+) -> FilePlan {
+    let regions = crate::regions::regions(&src.text);
+    let mut plan = FilePlan {
+        text: None,
+        silenced: 0,
+        skipped: 0,
+        unreachable: 0,
+        messages: Vec::new(),
+    };
+    // A finding on a comment (a suppression's own finding) cannot be silenced by a comment
+    // above it, which would target the next code line: fix those instead.
+    let mut todo: Vec<&crate::diagnostic::Diagnostic> = Vec::new();
+    for d in diags {
+        match crate::regions::at(&regions, d.primary.start) {
+            Some(crate::regions::Region::LineComment | crate::regions::Region::BlockComment) => {
+                plan.skipped += 1;
+            }
+            _ => todo.push(d),
+        }
+    }
+    let line_of = |d: &crate::diagnostic::Diagnostic| src.line_index(d.primary.start);
+    // Lines whose comment failed the check in an earlier round.
+    let mut failed_lines: Vec<usize> = Vec::new();
+    let mut failed_messages: Vec<String> = Vec::new();
+    // Twice at most: the lines whose comment fails the check are dropped and the rest checked
+    // again (a comment only affects its own line, so the second round passes).
+    for _ in 0..2 {
+        let edit = with_suppressions(
+            src,
+            &regions,
+            todo.iter()
+                .filter(|d| !failed_lines.contains(&line_of(d)))
+                .map(|d| (d.primary.start, d.rule.name)),
+        );
+        plan.messages = edit
+            .nowhere
+            .iter()
+            .map(|(line, rules)| {
+                format!(
+                    "{}: no place for a suppression comment (the line starts and ends inside a literal or comment); {} left alone",
+                    line + 1,
+                    quoted(rules)
+                )
+            })
+            .chain(failed_messages.iter().cloned())
+            .collect();
+        let placed: Vec<&crate::diagnostic::Diagnostic> = todo
+            .iter()
+            .copied()
+            .filter(|d| {
+                let line = line_of(d);
+                !failed_lines.contains(&line) && !edit.nowhere.iter().any(|(l, _)| *l == line)
+            })
+            .collect();
+        plan.unreachable = todo.len() - placed.len();
+        if placed.is_empty() {
+            return plan;
+        }
+        let failed = match verify(src, &edit, &placed, config) {
+            Ok(failed) => failed,
+            Err(why) => {
+                plan.messages.push(format!("not edited ({why})"));
+                plan.skipped += placed.len();
+                return plan;
+            }
+        };
+        if failed.is_empty() {
+            plan.silenced = placed.len();
+            plan.text = Some(edit.text);
+            return plan;
+        }
+        // Drop every finding of a failed line: its comment is the one that does not work.
+        for &i in &failed {
+            let line = line_of(placed[i]);
+            if !failed_lines.contains(&line) {
+                failed_lines.push(line);
+            }
+        }
+        for d in &placed {
+            if failed_lines.contains(&line_of(d)) {
+                failed_messages.push(format!(
+                    "{}: a suppression comment would not silence `{}` there; left alone",
+                    line_of(d) + 1,
+                    d.rule.name
+                ));
+            }
+        }
+    }
+    // The second round failed too (which a comment affecting only its own line rules out):
+    // leave the file as it is rather than write what was not checked.
+    plan.messages
+        .push("not edited (the suppression comments could not be checked)".into());
+    plan.unreachable = todo.len();
+    plan
+}
+
+fn quoted(rules: &[&str]) -> String {
+    rules
+        .iter()
+        .map(|r| format!("`{r}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Check an edit in memory. `Err` when the edit must not be written at all (it changes the
+/// program or does not parse); else the indices of `placed` findings the comments do not
+/// silence: the run's suppression pass over the findings moved to the new text (every finding,
+/// crate-level ones included), and a lint of the new text alone.
+fn verify(
+    src: &SourceFile,
+    edit: &Suppressed,
+    placed: &[&crate::diagnostic::Diagnostic],
+    config: &crate::lint::Config,
+) -> Result<Vec<usize>, String> {
+    match same_tokens(&src.text, &edit.text) {
+        Some(true) => {}
+        Some(false) => return Err("the comments would change the program's tokens".into()),
+        // The tokenizer refuses the original (a shebang it cannot read): the parser decides.
+        None => {
+            let check = SourceFile::new(src.path.clone(), edit.text.clone());
+            if crate::parse::parse(&check).is_err() {
+                return Err("the suppressions would not parse".into());
+            }
+        }
+    }
+    let new_src = SourceFile::new(src.path.clone(), edit.text.clone());
+    let moved: Vec<crate::diagnostic::Diagnostic> = placed
+        .iter()
+        .map(|d| {
+            let mut d = (*d).clone();
+            d.primary = crate::source::Span::new(
+                edit.moved(d.primary.start, true),
+                edit.moved(d.primary.end, false),
+            );
+            d
+        })
+        .collect();
+    let mut finished = moved.clone();
+    crate::lint::finish(&new_src, config, &mut finished);
+    let relinted = crate::lint::lint_source(&new_src, config);
+    if let Some(e) = relinted.error {
+        return Err(format!(
+            "the edited file could not be linted again: {}",
+            e.message
+        ));
+    }
+    let failed = moved
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| {
+            let line = new_src.line_index(m.primary.start);
+            finished
+                .iter()
+                .any(|d| d.rule.name == m.rule.name && d.primary == m.primary)
+                || relinted.diagnostics.iter().any(|d| {
+                    d.rule.name == m.rule.name && new_src.line_index(d.primary.start) == line
+                })
+        })
+        .map(|(i, _)| i)
+        .collect();
+    Ok(failed)
+}
+
+/// Do `old` and `new` have the same tokens (comments are not tokens, doc comments are)?
+/// `None` when the tokenizer refuses `old`.
+fn same_tokens(old: &str, new: &str) -> Option<bool> {
+    let strip = |t: &str| t.strip_prefix('\u{feff}').unwrap_or(t).to_string();
+    let old: proc_macro2::TokenStream = strip(old).parse().ok()?;
+    let Ok(new) = strip(new).parse::<proc_macro2::TokenStream>() else {
+        return Some(false);
+    };
+    Some(old.to_string() == new.to_string())
+}
+
+/// An edit adding suppression comments.
+#[derive(Debug)]
+pub struct Suppressed {
+    /// The new text.
+    pub text: String,
+    /// Where text was inserted (offset in the old text, length, and whether it went before
+    /// that offset's line, so a finding at the offset moves with it).
+    pub inserted: Vec<(usize, usize, bool)>,
+    /// Lines (0-based) where no comment can go, with their rules.
+    pub nowhere: Vec<(usize, Vec<&'static str>)>,
+}
+
+impl Suppressed {
+    /// Where offset `at` of the old text is in the new one; `start` for a finding's start
+    /// (it moves down with a comment inserted right before it).
+    #[must_use]
+    pub fn moved(&self, at: usize, start: bool) -> usize {
+        at + self
+            .inserted
+            .iter()
+            .filter(|(o, _, above)| *o < at || (*o == at && *above && start))
+            .map(|(_, len, _)| len)
+            .sum::<usize>()
+    }
+}
+
+/// The text of `src` with one `// timeoutlint: ignore[..]` comment per flagged line (rules of
+/// the same line share one comment): on a line of its own above, indented like the flagged
+/// line, when that line starts in code; else at its end, when it ends in code (its start is
+/// inside a multi-line literal or comment); else nowhere, and the line is listed. Line breaks
+/// follow the file's (CRLF stays CRLF). `regions` are the file's comments and literals.
 #[must_use]
 pub fn with_suppressions<'a>(
     src: &SourceFile,
+    regions: &[(crate::source::Span, crate::regions::Region)],
     findings: impl Iterator<Item = (usize, &'a str)>,
-) -> String {
-    let mut by_line: BTreeMap<usize, Vec<&str>> = BTreeMap::new();
-    for (at, rule) in findings {
-        let names = by_line.entry(src.line_index(at)).or_default();
+) -> Suppressed {
+    use crate::regions::{at, inside, Region};
+    let mut by_line: BTreeMap<usize, Vec<&'static str>> = BTreeMap::new();
+    for (offset, rule) in findings {
+        // Rule names are static; look the name up so the plan does not borrow the findings.
+        let Some(rule) = crate::rules::by_name(rule).map(|r| r.name) else {
+            continue;
+        };
+        let names = by_line.entry(src.line_index(offset)).or_default();
         if !names.contains(&rule) {
             names.push(rule);
         }
     }
-    let mut out = String::with_capacity(src.text.len());
+    let text = &src.text;
+    let first_break = text.find('\n');
+    let file_crlf = first_break.is_some_and(|i| i > 0 && text.as_bytes()[i - 1] == b'\r');
+    let mut out = String::with_capacity(text.len());
+    let mut inserted = Vec::new();
+    let mut nowhere = Vec::new();
     let mut last = 0;
     for (line, names) in by_line {
         let span = src.line_span(line);
-        let text = src.slice(span);
-        let indent = &text[..text.len() - text.trim_start().len()];
-        out.push_str(&src.text[last..span.start]);
-        let _ = writeln!(
-            out,
-            "{indent}// timeoutlint: ignore[{}] {ADDED_REASON}",
+        // A byte-order mark stays the first thing in the file.
+        let start = if line == 0 {
+            span.start.max(src.bom_len())
+        } else {
+            span.start
+        };
+        let comment = format!(
+            "// timeoutlint: ignore[{}] {ADDED_REASON}",
             names.join(", ")
         );
-        last = span.start;
+        let (offset, insert, above) = if inside(regions, start).is_none() {
+            let line_text = &text[start..span.end];
+            let indent = &line_text[..line_text.len() - line_text.trim_start().len()];
+            let rest = &text[span.end..];
+            let eol = if rest.starts_with("\r\n") || (!rest.starts_with('\n') && file_crlf) {
+                "\r\n"
+            } else {
+                "\n"
+            };
+            (start, format!("{indent}{comment}{eol}"), true)
+        } else if inside(regions, span.end).is_none()
+            && (span.end == start || at(regions, span.end - 1) != Some(Region::LineComment))
+        {
+            (span.end, format!(" {comment}"), false)
+        } else {
+            nowhere.push((line, names));
+            continue;
+        };
+        out.push_str(&text[last..offset]);
+        out.push_str(&insert);
+        inserted.push((offset, insert.len(), above));
+        last = offset;
     }
-    out.push_str(&src.text[last..]);
-    out
+    out.push_str(&text[last..]);
+    Suppressed {
+        text: out,
+        inserted,
+        nowhere,
+    }
 }
 
 /// Files done and to do, bumped by `cli::lint_paths`; read by the progress thread.
@@ -492,16 +772,121 @@ fn spawn_progress() -> (Arc<AtomicBool>, std::thread::JoinHandle<()>) {
 mod tests {
     use super::*;
 
+    fn suppress(text: &str, at: &[(&str, &str)]) -> Suppressed {
+        let src = SourceFile::new("a.rs", text);
+        let regions = crate::regions::regions(text);
+        let findings: Vec<(usize, &str)> = at
+            .iter()
+            .map(|(needle, rule)| (text.find(needle).unwrap(), *rule))
+            .collect();
+        with_suppressions(&src, &regions, findings.into_iter())
+    }
+
     #[test]
     fn suppressions_are_written_above_with_the_line_indent() {
-        let src = SourceFile::new("a.rs", "fn f() {\n    loop {}\n}\n");
-        let at = src.text.find("loop").unwrap();
-        let out = with_suppressions(&src, [(at, "unbounded-retry"), (at, "x")].into_iter());
+        let out = suppress(
+            "fn f() {\n    loop {}\n}\n",
+            &[("loop", "unbounded-retry"), ("loop", "nested-retry")],
+        )
+        .text;
         insta::assert_snapshot!(out, @r#"
 fn f() {
-    // timeoutlint: ignore[unbounded-retry, x] accepted when adopting timeoutlint (added by --add-ignore)
+    // timeoutlint: ignore[unbounded-retry, nested-retry] accepted when adopting timeoutlint (added by --add-ignore)
     loop {}
 }
 "#);
+    }
+
+    const R: &str = "unbounded-retry";
+    const TAG: &str = "// timeoutlint: ignore[unbounded-retry] accepted when adopting timeoutlint (added by --add-ignore)";
+
+    #[test]
+    fn a_line_starting_inside_a_literal_gets_its_comment_at_the_end() {
+        // `loop` sits on a line whose start is inside a multi-line string: a comment line
+        // above would become part of the string.
+        let text = "fn f() {\n    let s = \"a\nb\"; loop {}\n}\n";
+        let out = suppress(text, &[("loop", R)]);
+        assert_eq!(
+            out.text,
+            format!("fn f() {{\n    let s = \"a\nb\"; loop {{}} {TAG}\n}}\n")
+        );
+        assert!(out.nowhere.is_empty());
+        // The same with a raw string holding quotes and a block comment.
+        let text = "fn f() {\n    let s = r#\"a \"\n\"#; /* x\n */ loop {}\n}\n";
+        let out = suppress(text, &[("loop", R)]);
+        assert!(
+            out.text.contains(&format!("*/ loop {{}} {TAG}\n}}")),
+            "{}",
+            out.text
+        );
+        assert!(out.text.contains("r#\"a \"\n\"#"));
+    }
+
+    #[test]
+    fn a_line_inside_literals_at_both_ends_gets_no_comment() {
+        let text = "fn f() {\n    let s = \"a\nb\"; loop {} let t = \"c\nd\";\n}\n";
+        let out = suppress(text, &[("loop", R)]);
+        assert_eq!(out.text, text);
+        assert_eq!(out.nowhere, [(2, vec![R])]);
+        // Ending in a line comment leaves no room either (the comment would be part of it).
+        let text = "fn f() {\n    let s = \"a\nb\"; loop {} // note\n}\n";
+        let out = suppress(text, &[("loop", R)]);
+        assert_eq!(out.text, text);
+        assert_eq!(out.nowhere.len(), 1);
+    }
+
+    #[test]
+    fn line_breaks_and_byte_order_marks_are_kept() {
+        let text = "fn f() {\r\n    loop {}\r\n}\r\n";
+        let out = suppress(text, &[("loop", R)]);
+        assert_eq!(
+            out.text,
+            format!("fn f() {{\r\n    {TAG}\r\n    loop {{}}\r\n}}\r\n")
+        );
+        // The last line without a line break takes the file's.
+        let text = "fn f() {}\r\nfn g() { loop {} }";
+        let out = suppress(text, &[("loop", R)]);
+        assert_eq!(
+            out.text,
+            format!("fn f() {{}}\r\n{TAG}\r\nfn g() {{ loop {{}} }}")
+        );
+        let text = "\u{feff}fn g() { loop {} }\n";
+        let out = suppress(text, &[("loop", R)]);
+        assert_eq!(out.text, format!("\u{feff}{TAG}\nfn g() {{ loop {{}} }}\n"));
+        // Offsets move with the comments before them.
+        let at = text.find("loop").unwrap();
+        assert_eq!(out.moved(at, true), at + TAG.len() + 1);
+        assert_eq!(out.moved(2, true), 2, "the mark stays where it was");
+    }
+
+    /// The in-memory check catches what the placement rules are there to avoid: a comment
+    /// line inside a multi-line string (the old placement), and a comment that silences
+    /// nothing.
+    #[test]
+    fn the_check_refuses_a_changed_literal_and_a_comment_that_silences_nothing() {
+        let config =
+            crate::lint::Config::new(crate::rules::ALL.to_vec(), crate::apis::Apis::builtin());
+        let text = "async fn f() {\n    let q = \"multi\nline\"; std::thread::sleep(std::time::Duration::from_secs(1));\n}\n";
+        let src = SourceFile::new("a.rs", text);
+        let report = crate::lint::lint_source(&src, &config);
+        let placed: Vec<&crate::diagnostic::Diagnostic> = report
+            .diagnostics
+            .iter()
+            .filter(|d| d.rule.name == "blocking-sleep-in-async")
+            .collect();
+        assert_eq!(placed.len(), 1);
+        let tag = "// timeoutlint: ignore[blocking-sleep-in-async] r\n";
+        let edit = |at: usize| Suppressed {
+            text: format!("{}{tag}{}", &text[..at], &text[at..]),
+            inserted: vec![(at, tag.len(), true)],
+            nowhere: Vec::new(),
+        };
+        let in_string = edit(src.line_span(2).start);
+        assert_eq!(
+            verify(&src, &in_string, &placed, &config).unwrap_err(),
+            "the comments would change the program's tokens"
+        );
+        // Above the function: a real comment, but for line 1, not the finding's line 3.
+        assert_eq!(verify(&src, &edit(0), &placed, &config).unwrap(), [0]);
     }
 }

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -140,6 +140,10 @@ pub fn main_from(command_line: impl IntoIterator<Item = std::ffi::OsString>) -> 
     };
     match run(&args) {
         Ok(code) => ExitCode::from(code),
+        // Output cut short by its reader (`timeoutlint rules | head -1`, `--diff | head`): the
+        // reader had what it wanted; exit quietly and successfully, as ripgrep does. The lint
+        // output itself keeps the lint's exit code instead (`write_outputs`).
+        Err(e) if crate::console::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(2)
@@ -168,6 +172,7 @@ fn run(args: &Args) -> anyhow::Result<u8> {
         None => {}
     }
     let started = std::time::Instant::now();
+    check_output_paths(args)?;
     let selection = crate::config::CliSelection {
         select: args.select.clone(),
         extend_select: args.extend_select.clone(),
@@ -186,18 +191,18 @@ fn run(args: &Args) -> anyhow::Result<u8> {
     let mut adopt_run = crate::adopt::Run::start(&args.adopt, started);
     let mut report = lint_paths(&args.paths, &resolved.excludes, &config, threads);
     if args.fixes.active() {
-        match crate::fix_edge::run(&args.fixes, &report, &config, &mut stdout)? {
+        let mut relint = |overlay: &Overlay| {
+            lint_paths_with(&args.paths, &resolved.excludes, &config, threads, overlay)
+        };
+        match crate::fix_edge::run(&args.fixes, report, threads, &mut stdout, &mut relint)? {
             crate::fix_edge::Outcome::Diff(code) => return Ok(code),
             // What is left is reported as usual, from the files as now written.
-            crate::fix_edge::Outcome::Wrote(n) if n > 0 => {
-                report = lint_paths(&args.paths, &resolved.excludes, &config, threads);
-            }
-            crate::fix_edge::Outcome::Wrote(_) => {}
+            crate::fix_edge::Outcome::Fixed(left) => report = left,
         }
     }
     adopt_run.linted(&args.adopt, &args.paths, &resolved.excludes, &mut report)?;
     if args.adopt.add_ignore {
-        return crate::adopt::add_ignore(&report);
+        return crate::adopt::add_ignore(&report, &config);
     }
     let wrote_all = write_outputs(args, &report, &mut stdout)?;
     let adopt_failed = adopt_run.finish(&args.adopt, &report);
@@ -208,6 +213,10 @@ fn run(args: &Args) -> anyhow::Result<u8> {
         (report.finding_count() > 0 && !args.exit_zero) || adopt_failed,
     ))
 }
+
+/// Texts that stand for files on disk, by the path the walk gives (`--fix` and `--diff` lint
+/// their work in progress through it, with every other file of the crate read as usual).
+pub type Overlay = std::collections::HashMap<PathBuf, String>;
 
 /// Lint `paths` with `threads` workers. Output order does not depend on the thread count.
 ///
@@ -222,20 +231,52 @@ pub fn lint_paths(
     config: &Config,
     threads: usize,
 ) -> Report {
+    lint_paths_with(paths, excludes, config, threads, &Overlay::new())
+}
+
+/// [`lint_paths`] with the files of `overlay` read from it instead of the disk.
+#[must_use]
+pub fn lint_paths_with(
+    paths: &[PathBuf],
+    excludes: &[String],
+    config: &Config,
+    threads: usize,
+    overlay: &Overlay,
+) -> Report {
+    let read = |path: &PathBuf| match overlay.get(path) {
+        Some(text) => Ok(text.clone()),
+        None => walk::read(path, config.max_file_bytes),
+    };
+    lint_paths_reading(paths, excludes, config, threads, &read)
+}
+
+/// [`lint_paths`] reading each file with `read` (each pass reads again; tests give a reader
+/// whose text changes between the passes).
+#[must_use]
+pub fn lint_paths_reading(
+    paths: &[PathBuf],
+    excludes: &[String],
+    config: &Config,
+    threads: usize,
+    read: &(dyn Fn(&PathBuf) -> Result<String, String> + Sync),
+) -> Report {
     let (files, mut errors) = walk::rust_files(paths, excludes);
     crate::adopt::progress_total(files.len());
-    let mut results: Vec<(Option<SourceFile>, FileReport)> =
+    let mut results: Vec<(Option<SourceFile>, FileReport, Option<u64>)> =
         parallel(files.len(), threads, &mut errors, |i| {
             let path = &files[i];
             let shown = walk::display(path);
-            let out = match walk::read(path, config.max_file_bytes) {
+            let out = match read(path) {
                 Ok(text) => {
-                    let src = SourceFile::new(shown, text);
+                    // Pass 2 reads the file again (holding every text between the passes would
+                    // make memory grow with the tree): this is how it knows it got the same one.
+                    let hash = text_hash(&text);
+                    let src = SourceFile::new(shown, text).with_real_path(path.clone());
                     let report = lint::lint_per_file(&src, config);
                     // Only files with findings, or comments that may silence a crate finding or
                     // be reported unused, are finished later: hold no other text.
                     let keep = !report.diagnostics.is_empty() || src.text.contains("timeoutlint:");
-                    (keep.then_some(src), report)
+                    (keep.then_some(src), report, Some(hash))
                 }
                 Err(message) => (
                     None,
@@ -248,16 +289,17 @@ pub fn lint_paths(
                         }),
                         ..FileReport::default()
                     },
+                    None,
                 ),
             };
             crate::adopt::progress_tick();
             out
         });
     if config.crate_rules() {
-        join_crates(&files, &mut results, config, threads, &mut errors);
+        join_crates(&files, &mut results, config, threads, &mut errors, read);
     }
     let mut out = Vec::new();
-    for (src, mut report) in results {
+    for (src, mut report, _) in results {
         if let Some(e) = report.error {
             errors.push(e);
         }
@@ -277,8 +319,40 @@ pub fn lint_paths(
     }
 }
 
+/// A cheap fingerprint of a file's text, to notice that a file changed between the passes: a
+/// word at a time, since every file read is hashed. Each step is a bijection of the
+/// state, so any one changed word, or a changed length, changes the result; it guards against
+/// edits, not adversaries.
+fn text_hash(text: &str) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let bytes = text.as_bytes();
+    let mut h = (bytes.len() as u64).wrapping_mul(K);
+    let mut words = bytes.chunks_exact(8);
+    for w in &mut words {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(w);
+        h = (h ^ u64::from_le_bytes(word))
+            .wrapping_mul(K)
+            .rotate_left(31);
+    }
+    let mut last = [0u8; 8];
+    last[..words.remainder().len()].copy_from_slice(words.remainder());
+    (h ^ u64::from_le_bytes(last)).wrapping_mul(K)
+}
+
+/// The error of a file whose text changed between the two passes of a run: its findings would
+/// mix two texts, so it has none this run.
+fn changed_during_run(path: &Path) -> FileError {
+    FileError {
+        path: walk::display(path),
+        line: None,
+        column: None,
+        message: "changed while it was being linted; not checked, run again".into(),
+    }
+}
+
 /// Run `work(0..n)` on `threads` big-stack workers; results in index order.
-fn parallel<T: Send>(
+pub(crate) fn parallel<T: Send>(
     n: usize,
     threads: usize,
     errors: &mut Vec<FileError>,
@@ -326,10 +400,11 @@ fn parallel<T: Send>(
 /// most crates have none, so most files are never parsed whole.
 fn join_crates(
     files: &[PathBuf],
-    results: &mut [(Option<SourceFile>, FileReport)],
+    results: &mut [(Option<SourceFile>, FileReport, Option<u64>)],
     config: &Config,
     threads: usize,
     errors: &mut Vec<FileError>,
+    read: &(dyn Fn(&PathBuf) -> Result<String, String> + Sync),
 ) {
     let mut roots = walk::CrateRoots::default();
     let mut key = |i: usize| {
@@ -356,14 +431,20 @@ fn join_crates(
     }
     // One crate at a time, its files in parallel: only one crate's summaries are ever held.
     for crate_files in crates.values() {
-        let summaries: Vec<Result<Option<ClientSummary>, FileError>> =
+        let hashes: Vec<Option<u64>> = crate_files.iter().map(|&i| results[i].2).collect();
+        // An error says whether the file changed since pass 1 (`true`).
+        let summaries: Vec<Result<Option<ClientSummary>, (FileError, bool)>> =
             parallel(crate_files.len(), threads, errors, |m| {
                 let path = &files[crate_files[m]];
                 // Unreadable files were reported by pass 1.
-                let Ok(text) = walk::read(path, config.max_file_bytes) else {
+                let (Ok(text), Some(hash)) = (read(path), hashes[m]) else {
                     return Ok(None);
                 };
-                lint::summarize_whole(&SourceFile::new(walk::display(path), text), config)
+                if text_hash(&text) != hash {
+                    return Err((changed_during_run(path), true));
+                }
+                let src = SourceFile::new(walk::display(path), text).with_real_path(path.clone());
+                lint::summarize_whole(&src, config).map_err(|e| (e, false))
             });
         let mut by_file: std::collections::HashMap<usize, ClientSummary> =
             std::collections::HashMap::new();
@@ -373,10 +454,16 @@ fn join_crates(
                     by_file.insert(i, s);
                 }
                 Ok(None) => {}
-                // A file masking let pass 1 read may still be rejected whole.
-                Err(e) => {
-                    if results[i].1.error.is_none() {
-                        results[i].1.error = Some(e);
+                // A file masking let pass 1 read may still be rejected whole; a file that
+                // changed since pass 1 loses its pass-1 findings too (they are of the old text).
+                Err((e, changed)) => {
+                    let (src, report, _) = &mut results[i];
+                    if changed {
+                        *src = None;
+                        report.diagnostics.clear();
+                        report.error = Some(e);
+                    } else if report.error.is_none() {
+                        report.error = Some(e);
                     }
                 }
             }
@@ -391,17 +478,27 @@ fn join_crates(
             if !index.has_findings_in(&summary.path) {
                 continue;
             }
-            let (src, report) = &mut results[i];
+            let (src, report, hash) = &mut results[i];
             if src.is_none() {
-                match walk::read(&files[i], config.max_file_bytes) {
-                    Ok(text) => *src = Some(SourceFile::new(summary.path.clone(), text)),
+                match read(&files[i]) {
+                    Ok(text) if Some(text_hash(&text)) == *hash => {
+                        *src = Some(
+                            SourceFile::new(summary.path.clone(), text)
+                                .with_real_path(files[i].clone()),
+                        );
+                    }
+                    Ok(_) => {
+                        report.diagnostics.clear();
+                        report.error = Some(changed_during_run(&files[i]));
+                        continue;
+                    }
                     Err(_) => continue,
                 }
             }
             if let Some(src) = src {
                 report
                     .diagnostics
-                    .extend(rules::crate_findings(&index, src, &config.rules));
+                    .extend(lint::crate_findings(&index, src, config));
             }
         }
     }
@@ -445,15 +542,36 @@ pub fn rules_table() -> String {
             } else {
                 "off (pedantic)"
             },
-            if r.fixable { "yes" } else { "no" },
+            fix_column(r),
             r.summary
         );
     }
     s
 }
 
+/// The table's `fix` column: what `--fix` does with the rule's fixes, by the best applicability
+/// they reach. `yes`: `--fix` applies some (`MachineApplicable`; other shapes may need
+/// `--unsafe-fixes`); `unsafe`: only `--unsafe-fixes` applies them (`MaybeIncorrect`);
+/// `placeholder`: shown with a value to choose, never applied (`HasPlaceholders`); `no`: help
+/// text only. `Rule` records only whether a rule may fix, so the levels are listed here until
+/// it carries them; a catalogue test checks this list against the fixtures' fixes.
+fn fix_column(r: &rules::Rule) -> &'static str {
+    if !r.fixable {
+        return "no";
+    }
+    match r.name {
+        "blocking-sleep-in-async" | "non-idempotent-retry-without-key" | "unused-suppression" => {
+            "yes"
+        }
+        "unbounded-retry" => "placeholder",
+        _ => "unsafe",
+    }
+}
+
 /// Render every requested output and write it. Report files are written whatever the findings;
 /// a file that cannot be written is reported and the others are still written (`false`).
+/// A stdout closed by its reader (`timeoutlint | head -1`) ends the stdout output quietly and
+/// keeps the exit code the findings give: a pipeline under `pipefail` still fails on findings.
 fn write_outputs(args: &Args, report: &Report, stdout: &mut impl Write) -> anyhow::Result<bool> {
     let main = args.format.or(match args.message_format {
         Some(MessageFormat::Json) => Some(Format::CargoJson),
@@ -502,10 +620,17 @@ fn write_outputs(args: &Args, report: &Report, stdout: &mut impl Write) -> anyho
             Format::CargoJson => emit::rustc_json::render(report, &crates),
         };
         match &o.path {
-            None => {
-                stdout.write_all(text.as_bytes())?;
-                stdout.flush()?;
-            }
+            None => match stdout
+                .write_all(text.as_bytes())
+                .and_then(|()| stdout.flush())
+            {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+                Err(e) => {
+                    eprintln!("error: cannot write to stdout: {e}");
+                    ok = false;
+                }
+            },
             Some(path) => {
                 if let Err(e) =
                     std::fs::File::create(path).and_then(|mut f| f.write_all(text.as_bytes()))
@@ -517,6 +642,53 @@ fn write_outputs(args: &Args, report: &Report, stdout: &mut impl Write) -> anyho
         }
     }
     Ok(ok)
+}
+
+/// Refuse, before anything runs, report files that would overwrite each other or a file being
+/// linted (`--output json=src/lib.rs src/lib.rs` used to replace the source with the report).
+fn check_output_paths(args: &Args) -> anyhow::Result<()> {
+    let mut seen: Vec<(PathBuf, &Path)> = Vec::new();
+    let inputs: Vec<(PathBuf, bool)> = args
+        .paths
+        .iter()
+        .map(|p| (resolved_path(p), p.is_dir()))
+        .collect();
+    for path in args.output.iter().filter_map(|o| o.path.as_deref()) {
+        let at = resolved_path(path);
+        if let Some((_, first)) = seen.iter().find(|(p, _)| *p == at) {
+            anyhow::bail!(
+                "two --output options write to the same file ({} and {}); give each its own path",
+                first.display(),
+                path.display()
+            );
+        }
+        let is_input = inputs.iter().any(|(input, dir)| {
+            *input == at
+                || (*dir && at.starts_with(input) && at.extension().is_some_and(|x| x == "rs"))
+        });
+        if is_input {
+            anyhow::bail!(
+                "--output {} would overwrite a file being linted; write the report elsewhere",
+                path.display()
+            );
+        }
+        seen.push((at, path));
+    }
+    Ok(())
+}
+
+/// `path` absolute, with links resolved as far as it exists (a report file is often new).
+fn resolved_path(path: &Path) -> PathBuf {
+    if let Ok(p) = std::fs::canonicalize(path) {
+        return p;
+    }
+    let abs = std::env::current_dir().unwrap_or_default().join(path);
+    match (abs.parent(), abs.file_name()) {
+        (Some(dir), Some(name)) => std::fs::canonicalize(dir)
+            .unwrap_or_else(|_| dir.to_path_buf())
+            .join(name),
+        _ => abs,
+    }
 }
 
 fn parse_output(s: &str) -> Result<OutputSpec, String> {

@@ -183,10 +183,8 @@ pub fn read_config_files(
         return Ok(None);
     }
     if let Some(p) = explicit {
-        let bytes = std::fs::read(p)
+        let text = crate::bounded::read(p, crate::bounded::MANIFEST_LIMIT)
             .map_err(|e| anyhow::anyhow!("cannot read config {}: {e}", p.display()))?;
-        let text = String::from_utf8(bytes)
-            .map_err(|_| anyhow::anyhow!("config {} is not UTF-8", p.display()))?;
         let is_cargo = p.file_name().is_some_and(|n| n == "Cargo.toml");
         let config = if is_cargo {
             parse_cargo_toml(&text).map(Option::unwrap_or_default)
@@ -204,13 +202,33 @@ pub fn read_config_files(
     for dir in start.ancestors() {
         for name in FILE_NAMES {
             let p = dir.join(name);
-            let Ok(bytes) = std::fs::read(&p) else {
-                continue;
+            let is_cargo = *name == "Cargo.toml";
+            let text = match crate::bounded::read(&p, crate::bounded::MANIFEST_LIMIT) {
+                Ok(text) => text,
+                Err(crate::bounded::Error::NotFound) => continue,
+                // A manifest is only looked at for its metadata table: one that cannot be read
+                // (often in an unrelated parent directory) must not stop the run.
+                Err(e) if is_cargo => {
+                    eprintln!(
+                        "warning: {}: {e}; looked at only for a `timeoutlint` table, skipped",
+                        p.display()
+                    );
+                    continue;
+                }
+                Err(e) => anyhow::bail!("cannot read config {}: {e}", p.display()),
             };
-            let text = String::from_utf8(bytes)
-                .map_err(|_| anyhow::anyhow!("config {} is not UTF-8", p.display()))?;
-            let parsed = if *name == "Cargo.toml" {
-                parse_cargo_toml(&text)
+            let parsed = if is_cargo {
+                match parse_cargo_toml_syntax(&text) {
+                    Ok(table) => cargo_metadata_table(&table),
+                    Err(e) => {
+                        eprintln!(
+                            "warning: {}: not valid TOML ({}); looked at only for a `timeoutlint` table, skipped",
+                            p.display(),
+                            one_line(&e)
+                        );
+                        continue;
+                    }
+                }
             } else {
                 parse(&text).map(Some)
             };
@@ -249,21 +267,8 @@ pub fn common_dir(cwd: &Path, paths: &[PathBuf]) -> PathBuf {
     common
 }
 
-/// Remove `.` and resolve `..` lexically (no symlink resolution, no IO).
-#[must_use]
-pub fn normalize(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
-}
+// Lexical path normalisation lives with the walk, which needs it below this layer.
+pub use crate::walk::normalize;
 
 /// Parse a `timeoutlint.toml` document.
 pub fn parse(text: &str) -> Result<FileConfig, String> {
@@ -275,8 +280,27 @@ pub fn parse(text: &str) -> Result<FileConfig, String> {
 /// Parse a `Cargo.toml` and return its `[package.metadata.timeoutlint]` (preferred: it is
 /// nearer to the code) or `[workspace.metadata.timeoutlint]` table, if any.
 pub fn parse_cargo_toml(text: &str) -> Result<Option<FileConfig>, String> {
-    let value: toml::Table =
-        toml::from_str(text).map_err(|e: toml::de::Error| e.to_string().trim_end().to_string())?;
+    cargo_metadata_table(&parse_cargo_toml_syntax(text)?)
+}
+
+/// A `Cargo.toml` as a TOML table: the step whose failure is the manifest's problem, not the
+/// configuration's.
+fn parse_cargo_toml_syntax(text: &str) -> Result<toml::Table, String> {
+    toml::from_str(text).map_err(|e: toml::de::Error| e.to_string().trim_end().to_string())
+}
+
+/// A multi-line TOML error (place, excerpt, message) as one line: place and message.
+fn one_line(e: &str) -> String {
+    let mut lines = e.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or_default();
+    match lines.next_back() {
+        Some(last) => format!("{first}: {last}"),
+        None => first.to_string(),
+    }
+}
+
+/// The `timeoutlint` metadata table of a parsed `Cargo.toml`, if any.
+fn cargo_metadata_table(value: &toml::Table) -> Result<Option<FileConfig>, String> {
     for section in ["package", "workspace"] {
         let table = value
             .get(section)
@@ -427,7 +451,7 @@ fn parse_level(value: &toml::Value, at: &str) -> Result<Level, String> {
 #[must_use]
 pub fn suggest<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> String {
     candidates
-        .map(|c| (crate::cli::strsim_distance(word, c), c))
+        .map(|c| (strsim::levenshtein(word, c), c))
         .min()
         .filter(|(d, _)| *d <= 3.max(word.len() / 3))
         .map_or(String::new(), |(_, c)| format!(" (did you mean `{c}`?)"))

@@ -73,10 +73,19 @@ fn overlaps(a: (usize, usize), b: (usize, usize)) -> bool {
         || (b.0 == b.1 && a.0 < b.0 && b.0 < a.1)
 }
 
-/// Apply `fixes` (already free of overlaps) to `text`.
+/// Apply `fixes` (already free of overlaps) to `text`. The lines a fix inserts take the file's
+/// line ending: rules write `\n`, and a CRLF file must not come out with mixed endings.
 #[must_use]
 pub fn apply(text: &str, fixes: &[&Fix]) -> String {
-    let edits: Vec<Edit> = fixes.iter().flat_map(|f| f.edits.iter().cloned()).collect();
+    let ending = crate::source::line_ending_of(text);
+    let edits: Vec<Edit> = fixes
+        .iter()
+        .flat_map(|f| f.edits.iter())
+        .map(|e| Edit {
+            span: e.span,
+            replacement: crate::source::with_line_ending(&e.replacement, ending),
+        })
+        .collect();
     crate::emit::apply_edits(text, &edits)
 }
 
@@ -97,9 +106,13 @@ pub fn parses(text: &str) -> bool {
     syn::parse_file(text.strip_prefix('\u{feff}').unwrap_or(text)).is_ok()
 }
 
-/// Lint `path`'s `text` with `config` and apply its fixes allowed at `level`, round after round
-/// up to [`MAX_ROUNDS`], until no fix applies. A round whose output does not parse is rolled
-/// back and ends the loop.
+/// Lint `path`'s `text` with `config` as its own crate and apply its fixes allowed at `level`,
+/// round after round up to [`MAX_ROUNDS`], until no fix applies. A round whose output does not
+/// parse is rolled back and ends the loop.
+///
+/// For a text that is its own crate (the fuzz target, tests). A run over files does not use
+/// it: there a file alone is not its crate, and `--fix` applies only the fixes the crate run
+/// reported (`fix_edge`).
 #[must_use]
 pub fn fix_text(path: &str, text: &str, config: &Config, level: Level) -> Fixed {
     fix_with(text, level, |cur| {
@@ -489,7 +502,13 @@ pub mod syntax {
         if !before.trim().is_empty() || !(rest.is_empty() || rest.starts_with("//")) {
             return (stmt, None);
         }
-        let newline = usize::from(src.text[end_line.end..].starts_with('\n'));
+        // The line break goes too, `\r\n` whole: half of one is a stray blank line.
+        let after_line = &src.text[end_line.end..];
+        let newline = if after_line.starts_with("\r\n") {
+            2
+        } else {
+            usize::from(after_line.starts_with('\n'))
+        };
         let comment = (!rest.is_empty()).then(|| rest.to_string());
         (Span::new(line.start, end_line.end + newline), comment)
     }

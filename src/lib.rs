@@ -2,8 +2,10 @@
 //! services.
 //!
 //! The pipeline runs in one direction:
-//! `walk` -> `parse` -> `analysis::Facts` -> `rules::*::check` -> `suppression` -> `emit::*`,
-//! with `config` deciding what runs and `baseline` hiding known findings before output.
+//! `walk` -> `prefilter` / `mask` -> `parse` -> `analysis::Facts` -> `rules::*` (file, crate and
+//! meta rules, `rules::Kind`) -> `rules::precedence` -> `suppression` / `config` -> `fix` ->
+//! `emit::*`, with `config` deciding what runs and `baseline` hiding known findings before
+//! output. No module imports one above it (`tests/it/layering.rs`, with the back-edges left).
 //! Cross-file rules read a crate index (`analysis::index`) joined in `cli` from small per-file
 //! summaries (`analysis::clients`), one crate per nearest `Cargo.toml`; no syntax tree outlives
 //! its file's pass. A directory run has two passes (`lint`): every file without the crate rules,
@@ -12,7 +14,8 @@
 //!
 //! Invariants (each has a test):
 //! 1. Only the edge does IO: [`walk`], `cli` and `main`, `config::read_config_files` (finding and
-//!    reading the config file), `adopt` (baseline files, `--add-ignore` edits, progress),
+//!    reading the config file), [`bounded`] (the one reader of every file that is not a linted
+//!    source: config, baseline, manifests), `adopt` (baseline files, `--add-ignore` edits, progress),
 //!    `fix_edge` (`--fix` writes, the git-dirty check, `--diff`) and the
 //!    `cargo-timeoutlint` binary (`cargo metadata`). Every other module takes `&str` and returns
 //!    data.
@@ -29,13 +32,35 @@
 //! 7. A fix is a text edit from source slices that never reaches outside its statement; the
 //!    fixed file parses again (or the round is rolled back, [`fix`]) and lints clean for that
 //!    finding (fixture tests), and `tests/fix-proof` compiles after `--fix --unsafe-fixes`.
+//! 8. A closed stdout or stderr never panics the binary: `eprintln!` / `eprint!` are shadowed
+//!    crate-wide by [`console`]'s non-panicking writer, and stdout errors are handled in `cli`
+//!    (`tests/it/edge.rs`).
+
+/// `eprintln!` for this crate: std's, minus the panic when stderr is closed ([`console`]).
+macro_rules! eprintln {
+    () => {
+        $crate::console::stderr(::std::format_args!(""), true)
+    };
+    ($($arg:tt)*) => {
+        $crate::console::stderr(::std::format_args!($($arg)*), true)
+    };
+}
+
+/// `eprint!` for this crate: std's, minus the panic when stderr is closed ([`console`]).
+macro_rules! eprint {
+    ($($arg:tt)*) => {
+        $crate::console::stderr(::std::format_args!($($arg)*), false)
+    };
+}
 
 pub mod adopt;
 pub mod analysis;
 pub mod apis;
 pub mod baseline;
+pub mod bounded;
 pub mod cli;
 pub mod config;
+pub mod console;
 pub mod diagnostic;
 pub mod emit;
 pub mod fix;
@@ -44,6 +69,7 @@ pub mod lint;
 pub mod mask;
 pub mod parse;
 pub mod prefilter;
+pub mod regions;
 pub mod rules;
 pub mod source;
 pub mod suppression;

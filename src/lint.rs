@@ -1,16 +1,17 @@
-//! Linting one file's text: prefilter, parse, analyse, run the enabled rules. Pure: the caller
-//! reads the file and decides where output goes.
+//! Linting one file's text: prefilter, parse, analyse, run the enabled rules, apply the
+//! precedence table, suppressions and configuration. Pure: the caller reads the file and decides
+//! where output goes.
 //!
 //! Each call is isolated: a panic anywhere below becomes a [`FileError`] for that file, so one
 //! hostile input never costs the rest of the run.
 //!
 //! Two entry points. [`lint_source`] lints one file as its own crate (stdin, `--fix`, editors).
-//! A directory run ([`crate::cli::lint_paths`]) instead runs [`lint_per_file`] on every file,
-//! which leaves the crate-level rules out and reports whether the file has retry sites, then
-//! [`summarize_whole`] only on the files of crates that have one, joins those crates and
-//! [`finish`]es each file. Crate-level rules need whole files (their joins read every item), and
-//! only a few crates retry at all: parsing whole files just there is what keeps a run below the
-//! cost of parsing every file.
+//! A directory run instead runs [`lint_per_file`] on every file, which leaves the crate rules
+//! out and reports whether the file has retry sites, then [`summarize_whole`] only on the files
+//! of crates that have one, joins those crates, adds [`crate_findings`] and [`finish`]es each
+//! file. Crate rules need whole files (their joins read every item), and only a few crates retry
+//! at all: parsing whole files just there is what keeps a run below the cost of parsing every
+//! file.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -20,9 +21,14 @@ use crate::analysis::index::CrateIndex;
 use crate::apis::Apis;
 use crate::diagnostic::{Diagnostic, FileError};
 use crate::parse;
-use crate::prefilter::Prefilter;
-use crate::rules::{Context, Rule};
+use crate::prefilter::{Groups, Prefilter, Trigger, TriggerSet, Vocab};
+use crate::rules::{self, Context, CrateContext, Rule};
 use crate::source::SourceFile;
+
+/// The crate join's own trigger set: a directory run joins a crate only when its first pass
+/// finds a retry site, so that pass must parse every file that can hold one, whatever file rules
+/// run.
+pub const JOIN_TRIGGERS: &[Trigger] = &[Trigger::vocab(Vocab::RetrySites)];
 
 /// What to run.
 pub struct Config {
@@ -36,54 +42,45 @@ pub struct Config {
     pub max_file_bytes: u64,
     /// Per-rule levels and per-file ignores from configuration (`config`).
     pub settings: crate::config::FileSettings,
-    prefilter_words: Prefilter,
-    /// The prefilter of [`lint_per_file`]: the crate rules' words replaced by the retry-site
-    /// words, because that pass only has to find the sites of the crates worth joining.
-    per_file_words: Prefilter,
-    /// The crate rules' own words: which files feed the crate index.
-    crate_words: Prefilter,
+    /// Every pass's trigger sets: the enabled rules' and, with a crate rule enabled, the join's.
+    words: Prefilter,
     /// Join each crate's files for the cross-file rules (`lint_paths` only).
     pub crate_index: bool,
 }
-
-/// Stands for the crate rules in the per-file prefilter: their crates are joined only when the
-/// per-file pass finds a retry site, so that pass must parse every file that can hold one.
-static SITE_FINDER: Rule = Rule {
-    name: "retry-sites",
-    summary: "",
-    doc: "",
-    default_enabled: false,
-    default_severity: crate::diagnostic::Severity::Warning,
-    fixable: false,
-    triggers: &["@retry-sites"],
-    check: |_| Vec::new(),
-};
 
 impl Config {
     /// A configuration running `rules` with `apis`.
     #[must_use]
     pub fn new(rules: Vec<&'static Rule>, apis: Apis) -> Self {
-        let prefilter_words = Prefilter::new(&rules, &apis);
-        let mut per_file: Vec<&Rule> = rules
+        let mut sets: Vec<TriggerSet> = rules
             .iter()
-            .copied()
-            .filter(|r| !is_crate_rule(r))
+            .map(|r| TriggerSet {
+                groups: if r.is_crate_rule() {
+                    Groups::CRATE
+                } else {
+                    Groups::FILE
+                },
+                triggers: r.triggers,
+                context: r.context,
+                whole_file: r.is_crate_rule(),
+            })
             .collect();
-        if per_file.len() < rules.len() {
-            per_file.push(&SITE_FINDER);
+        if rules.iter().any(|r| r.is_crate_rule()) {
+            sets.push(TriggerSet {
+                groups: Groups::SITES,
+                triggers: JOIN_TRIGGERS,
+                context: &[],
+                whole_file: false,
+            });
         }
-        let per_file_words = Prefilter::new(&per_file, &apis);
-        let crate_rules: Vec<&Rule> = rules.iter().copied().filter(|r| is_crate_rule(r)).collect();
-        let crate_words = Prefilter::new(&crate_rules, &apis);
+        let words = Prefilter::new(&sets, &apis);
         Self {
             rules,
             apis,
             prefilter: true,
             max_file_bytes: parse::DEFAULT_MAX_FILE_BYTES,
             settings: crate::config::FileSettings::default(),
-            prefilter_words,
-            per_file_words,
-            crate_words,
+            words,
             crate_index: true,
         }
     }
@@ -91,13 +88,13 @@ impl Config {
     /// Is any crate-level rule enabled?
     #[must_use]
     pub fn crate_rules(&self) -> bool {
-        self.rules.iter().any(|r| is_crate_rule(r))
+        self.rules.iter().any(|r| r.is_crate_rule())
     }
 
     /// Does `text` contain any word the analysis or a rule could match?
     #[must_use]
     pub fn may_match(&self, text: &str) -> bool {
-        self.prefilter_words.may_match(text)
+        self.words.may_match(text, Pass::Alone.groups())
     }
 }
 
@@ -114,10 +111,6 @@ pub struct FileReport {
     pub has_sites: bool,
 }
 
-fn is_crate_rule(r: &Rule) -> bool {
-    crate::rules::CRATE_RULES.iter().any(|c| c.name == r.name)
-}
-
 /// Which pass is running.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Pass {
@@ -125,6 +118,16 @@ enum Pass {
     Alone,
     /// Crate rules left out, findings left unfinished for [`finish`].
     PerFile,
+}
+
+impl Pass {
+    /// The trigger sets the pass runs.
+    fn groups(self) -> Groups {
+        match self {
+            Pass::Alone => Groups::FILE.and(Groups::CRATE),
+            Pass::PerFile => Groups::FILE.and(Groups::SITES),
+        }
+    }
 }
 
 /// Lint one file as its own crate: every enabled rule, findings finished.
@@ -141,7 +144,7 @@ pub fn lint_source(src: &SourceFile, config: &Config) -> FileReport {
 /// [`finish`]ed: suppressions must see the crate's findings too.
 #[must_use]
 pub fn lint_per_file(src: &SourceFile, config: &Config) -> FileReport {
-    if config.prefilter && !config.per_file_words.may_match(&src.text) {
+    if config.prefilter && !config.words.may_match(&src.text, Pass::PerFile.groups()) {
         return FileReport::default();
     }
     isolated(src, || lint_parsed(src, config, Pass::PerFile))
@@ -154,7 +157,7 @@ pub fn summarize_whole(
     src: &SourceFile,
     config: &Config,
 ) -> Result<Option<ClientSummary>, FileError> {
-    if !config.crate_words.may_match(&src.text) {
+    if !config.words.may_match(&src.text, Groups::CRATE) {
         return Ok(None);
     }
     let result = catch_unwind(AssertUnwindSafe(|| {
@@ -167,10 +170,32 @@ pub fn summarize_whole(
     result.unwrap_or_else(|panic| Err(internal_error(src, &*panic)))
 }
 
-/// Apply the file's suppression comments, then configuration (per-file ignores, levels), and sort:
-/// the last step of every file's findings.
+/// The findings of the enabled crate rules whose primary location is in `src`, from the joined
+/// `index` of its crate. The file is parsed again only when it holds one (their fixes rewrite
+/// loops by their syntax).
+#[must_use]
+pub fn crate_findings(index: &CrateIndex, src: &SourceFile, config: &Config) -> Vec<Diagnostic> {
+    let ast = if index.has_findings_in(&src.path) {
+        parse::parse(src).ok()
+    } else {
+        None
+    };
+    let cx = CrateContext {
+        index,
+        src,
+        ast: ast.as_ref(),
+    };
+    rules::crate_findings(&cx, &config.rules)
+}
+
+/// Apply the precedence table (every rule has run), the file's suppression comments, then
+/// configuration (per-file ignores, levels), and sort: the last step of every file's findings.
 pub fn finish(src: &SourceFile, config: &Config, diagnostics: &mut Vec<Diagnostic>) {
-    crate::suppression::apply(src, config, diagnostics);
+    rules::precedence::apply(diagnostics, |r| {
+        config.rules.iter().any(|e| std::ptr::eq(*e, r))
+            && !config.settings.ignored(&src.path, r.name)
+    });
+    crate::suppression::apply(src, &config.rules, &config.settings, diagnostics);
     crate::config::adjust(src, &config.settings, diagnostics);
     sort(diagnostics);
 }
@@ -203,13 +228,10 @@ fn internal_error(src: &SourceFile, panic: &(dyn std::any::Any + Send)) -> FileE
 }
 
 fn lint_parsed(src: &SourceFile, config: &Config, pass: Pass) -> FileReport {
-    let words = match pass {
-        Pass::Alone => &config.prefilter_words,
-        Pass::PerFile => &config.per_file_words,
-    };
+    let groups = pass.groups();
     // Items that cannot hold a finding are blanked out before parsing (same lines and columns).
-    let masked = if config.prefilter && !words.needs_whole_file(&src.text) {
-        crate::mask::mask(&src.text, words)
+    let masked = if config.prefilter && !config.words.needs_whole_file(&src.text, groups) {
+        crate::mask::mask(&src.text, &config.words.relevance(groups))
     } else {
         None
     };
@@ -223,25 +245,23 @@ fn lint_parsed(src: &SourceFile, config: &Config, pass: Pass) -> FileReport {
         }
     };
     let facts = analysis::analyze(&ast, src, &config.apis);
-    // Alone, the file is its own crate; a directory run joins whole crates instead.
-    let krate = if pass == Pass::Alone && config.crate_rules() {
-        CrateIndex::build(&[&clients::summarize(&ast, src, &config.apis, &facts)])
-    } else {
-        CrateIndex::default()
-    };
     let cx = Context {
         src,
         ast: &ast,
         facts: &facts,
         apis: &config.apis,
-        krate: &krate,
     };
-    let mut diagnostics: Vec<Diagnostic> = config
-        .rules
-        .iter()
-        .filter(|r| pass == Pass::Alone || !is_crate_rule(r))
-        .flat_map(|r| (r.check)(&cx))
-        .collect();
+    let mut diagnostics = rules::file_findings(&cx, &config.rules);
+    // Alone, the file is its own crate; a directory run joins whole crates instead.
+    if pass == Pass::Alone && config.crate_rules() {
+        let index = CrateIndex::build(&[&clients::summarize(&ast, src, &config.apis, &facts)]);
+        let cx = CrateContext {
+            index: &index,
+            src,
+            ast: Some(&ast),
+        };
+        diagnostics.extend(rules::crate_findings(&cx, &config.rules));
+    }
     if pass == Pass::Alone {
         finish(src, config, &mut diagnostics);
     }

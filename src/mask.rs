@@ -15,7 +15,7 @@
 
 use crate::parse::{
     is_raw_string_start, skip_block_comment, skip_char_or_lifetime, skip_line_comment,
-    skip_raw_string, skip_string,
+    skip_raw_string, skip_string, MAX_NESTING,
 };
 
 /// What the masker asks of a piece of text: can it matter?
@@ -26,12 +26,27 @@ pub trait Relevance {
 
 /// The text to parse: `None` when every item is kept (parse the original), otherwise the masked
 /// text with the same lines and character columns.
+///
+/// Also `None`, so that the file is parsed whole, when masking could change what the parser
+/// says about the file: brackets that do not balance, nesting beyond the parser's guard, or a
+/// control character (a NUL byte, say), which Rust rejects outside literals and comments and
+/// which a blanked item would otherwise hide.
 #[must_use]
 pub fn mask(text: &str, relevance: &impl Relevance) -> Option<String> {
     let b = text.as_bytes();
+    if b.iter().any(|&c| rejected_control(c)) {
+        return None;
+    }
     let start = if text.starts_with('\u{feff}') { 3 } else { 0 };
-    let mut drop: Vec<(usize, usize)> = Vec::new();
-    split(text, b, start, b.len(), relevance, &mut drop);
+    let tokens = lex(b, start)?;
+    let mut masker = Masker {
+        text,
+        tokens: &tokens,
+        rel: relevance,
+        drop: Vec::new(),
+    };
+    masker.level(start, b.len(), 0, tokens.len());
+    let drop = masker.drop;
     if drop.is_empty() {
         return None;
     }
@@ -48,34 +63,235 @@ pub fn mask(text: &str, relevance: &impl Relevance) -> Option<String> {
     Some(out)
 }
 
-/// Split `start..end` into items; push the ranges to drop.
-fn split(
-    text: &str,
-    b: &[u8],
-    start: usize,
-    end: usize,
-    rel: &impl Relevance,
-    drop: &mut Vec<(usize, usize)>,
-) {
-    for (s, e) in items(b, start, end) {
-        let item = &text[s..e];
-        let head = header(item);
-        if always_kept(head) {
-            continue;
-        }
-        if !rel.relevant(item) {
-            drop.push((s, e));
-            continue;
-        }
-        // A relevant container: keep its header and braces, split its body.
-        if is_container(head) {
-            if let Some(open) = body_open(b, s, e) {
-                let close = e - 1 - trailing_len(item);
-                if b.get(close) == Some(&b'}') && open < close {
-                    split(text, b, open + 1, close, rel, drop);
+/// A control character that is neither whitespace nor a line break: an error for the parser
+/// wherever it is outside a literal or comment.
+fn rejected_control(c: u8) -> bool {
+    (c < 0x20 && !matches!(c, b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)) || c == 0x7f
+}
+
+/// One bracket or `;` of code (not in a comment or literal).
+#[derive(Clone, Copy)]
+struct Tok {
+    pos: usize,
+    byte: u8,
+    /// For a bracket, the index of the token that matches it.
+    partner: usize,
+}
+
+/// The brackets and semicolons of `b[start..]`, with each bracket's partner: one pass, so
+/// that every level of nested containers is split without scanning its text again. `None`
+/// when the brackets do not pair up or nest deeper than the parser accepts.
+fn lex(b: &[u8], start: usize) -> Option<Vec<Tok>> {
+    let mut toks: Vec<Tok> = Vec::new();
+    let mut open: Vec<usize> = Vec::new();
+    let mut i = start;
+    while i < b.len() {
+        match b[i] {
+            b'/' if b.get(i + 1) == Some(&b'/') => i = skip_line_comment(b, i),
+            b'/' if b.get(i + 1) == Some(&b'*') => i = skip_block_comment(b, i),
+            b'"' => i = skip_string(b, i),
+            b'r' if is_raw_string_start(b, i) => i = skip_raw_string(b, i),
+            b'b' | b'c' if prefixed_raw_string(b, i) => i = skip_raw_string(b, i + 1),
+            b'\'' => i = skip_char_or_lifetime(b, i),
+            c @ (b'(' | b'[' | b'{') => {
+                open.push(toks.len());
+                if open.len() > MAX_NESTING {
+                    return None;
                 }
+                toks.push(Tok {
+                    pos: i,
+                    byte: c,
+                    partner: 0,
+                });
+                i += 1;
+            }
+            c @ (b')' | b']' | b'}') => {
+                let o = open.pop()?;
+                let pair = matches!(
+                    (toks[o].byte, c),
+                    (b'(', b')') | (b'[', b']') | (b'{', b'}')
+                );
+                if !pair {
+                    return None;
+                }
+                toks[o].partner = toks.len();
+                toks.push(Tok {
+                    pos: i,
+                    byte: c,
+                    partner: o,
+                });
+                i += 1;
+            }
+            b';' => {
+                toks.push(Tok {
+                    pos: i,
+                    byte: b';',
+                    partner: 0,
+                });
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    open.is_empty().then_some(toks)
+}
+
+/// `br"..."`, `br#"..."#`, `cr"..."`: a raw string behind a one-letter prefix, where `\` is no
+/// escape (lexing it as a plain string would run past its end).
+fn prefixed_raw_string(b: &[u8], i: usize) -> bool {
+    let word_before = i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
+    if word_before || b.get(i + 1) != Some(&b'r') {
+        return false;
+    }
+    let mut j = i + 2;
+    while b.get(j) == Some(&b'#') {
+        j += 1;
+    }
+    b.get(j) == Some(&b'"')
+}
+
+struct Masker<'a, R> {
+    text: &'a str,
+    tokens: &'a [Tok],
+    rel: &'a R,
+    /// Ranges to blank, in order.
+    drop: Vec<(usize, usize)>,
+}
+
+impl<R: Relevance> Masker<'_, R> {
+    /// Split `start..end` (whose tokens are `t0..t1`) into items and decide each; returns
+    /// whether any item is relevant. A container's relevance is that of its header, its
+    /// closing brace and its items, each asked once, so the text of nested containers is
+    /// never asked again at every level.
+    fn level(&mut self, start: usize, end: usize, t0: usize, t1: usize) -> bool {
+        let b = self.text.as_bytes();
+        let mut any = false;
+        let mut item_start = start;
+        // Whether the current item ends only at its `;` (a `const`, `static` or `type`, whose
+        // value or type may hold brace groups); computed at the item's first brace group.
+        let mut semicolon_item: Option<bool> = None;
+        let mut t = t0;
+        while t < t1 {
+            let tok = self.tokens[t];
+            match tok.byte {
+                b'(' | b'[' => t = tok.partner + 1,
+                b'{' => {
+                    let close = tok.partner;
+                    let after = self.tokens[close].pos + 1;
+                    let j = skip_trivia(b, after, end);
+                    if j < end && b[j] == b';' {
+                        // `const X: T = T { .. };`: the `;` belongs to the item.
+                        any |= self.item(item_start, j + 1, Some((t, close)));
+                        item_start = j + 1;
+                        semicolon_item = None;
+                        t = close + 2;
+                        continue;
+                    }
+                    let semicolon = *semicolon_item.get_or_insert_with(|| {
+                        ends_with_semicolon(header(&self.text[item_start..tok.pos]))
+                    });
+                    if semicolon || continues(b, j, end) {
+                        // `Form<{ N }>`, `if c { a } else { b }`: the item goes on.
+                        t = close + 1;
+                        continue;
+                    }
+                    any |= self.item(item_start, after, Some((t, close)));
+                    item_start = after;
+                    semicolon_item = None;
+                    t = close + 1;
+                }
+                b';' => {
+                    any |= self.item(item_start, tok.pos + 1, None);
+                    item_start = tok.pos + 1;
+                    semicolon_item = None;
+                    t += 1;
+                }
+                _ => t += 1,
             }
         }
+        if item_start < end {
+            any |= self.item(item_start, end, None);
+        }
+        any
+    }
+
+    /// Decide one item `s..e`; `body` is its last brace group when it ends with one. Returns
+    /// whether the item is relevant.
+    fn item(&mut self, s: usize, e: usize, body: Option<(usize, usize)>) -> bool {
+        let text = self.text;
+        let item = &text[s..e];
+        let head = header(item);
+        let relevant = match body {
+            // A container: keep its header and braces, split its body.
+            Some((open, close)) if is_container(head) => {
+                let (o, c) = (self.tokens[open].pos, self.tokens[close].pos);
+                let mark = self.drop.len();
+                let inner = self.level(o + 1, c, open + 1, close);
+                let relevant =
+                    inner || self.rel.relevant(&text[s..=o]) || self.rel.relevant(&text[c..e]);
+                if !relevant {
+                    // Dropped whole: its items' ranges are inside.
+                    self.drop.truncate(mark);
+                }
+                relevant
+            }
+            _ => self.rel.relevant(item),
+        };
+        if !relevant && !always_kept(head) {
+            self.drop.push((s, e));
+        }
+        relevant
+    }
+}
+
+/// The first offset from `i` (before `end`) that is not whitespace or a comment.
+fn skip_trivia(b: &[u8], mut i: usize, end: usize) -> usize {
+    while i < end {
+        match b[i] {
+            c if c.is_ascii_whitespace() || c == 0x0b => i += 1,
+            b'/' if b.get(i + 1) == Some(&b'/') => i = skip_line_comment(b, i),
+            b'/' if b.get(i + 1) == Some(&b'*') => i = skip_block_comment(b, i),
+            _ => break,
+        }
+    }
+    i.min(end)
+}
+
+/// Does the code at `j`, right after a brace group, go on with the same item? An operator, a
+/// `>` or `,` of generic arguments, `else` or `as` can never start an item, so a brace group
+/// before one is a const argument or a block expression, not the item's body.
+fn continues(b: &[u8], j: usize, end: usize) -> bool {
+    if j >= end {
+        return false;
+    }
+    let keyword = |w: &[u8]| {
+        b[j..end].starts_with(w)
+            && !matches!(b.get(j + w.len()), Some(c) if c.is_ascii_alphanumeric() || *c == b'_')
+    };
+    match b[j] {
+        b'>' | b',' | b'+' | b'-' | b'*' | b'/' | b'%' | b'&' | b'|' | b'^' | b'.' | b'?'
+        | b'=' | b'<' | b'@' | b'(' | b'[' => true,
+        b'!' => b.get(j + 1) == Some(&b'='),
+        // `::` may start an item (`::std::arch::global_asm! {..}`); a lone `:` cannot.
+        b':' => b.get(j + 1) != Some(&b':'),
+        _ => keyword(b"else") || keyword(b"as"),
+    }
+}
+
+/// Items that end only at their `;`: `const` (not `const fn`), `static`, `type`.
+fn ends_with_semicolon(head: &str) -> bool {
+    let mut words = head.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
+    let mut w = words.next().unwrap_or("");
+    if w == "default" {
+        w = words.find(|w| !w.is_empty()).unwrap_or("");
+    }
+    match w {
+        "static" | "type" => true,
+        "const" => {
+            let next = words.find(|w| !w.is_empty()).unwrap_or("");
+            !matches!(next, "fn" | "unsafe" | "async" | "extern")
+        }
+        _ => false,
     }
 }
 
@@ -141,97 +357,20 @@ fn is_container(head: &str) -> bool {
     w == "mod" || w == "trait" || w == "impl" || w.starts_with("impl<")
 }
 
-fn trailing_len(item: &str) -> usize {
-    item.len()
-        - item
-            .trim_end_matches(|c: char| c.is_whitespace() || c == ';')
-            .len()
-}
+/// Keeps a pseudo-random choice of items, decided by `seed` and each item's text. For the
+/// tests and the fuzz target: whatever the prefilter's words keep, the masked text of a file
+/// that parses must parse, so any choice must.
+pub struct Sample(pub u64);
 
-/// Offset of the `{` that opens the item's body: the first `{` at depth 0.
-fn body_open(b: &[u8], s: usize, e: usize) -> Option<usize> {
-    let mut depth = 0i32;
-    let mut i = s;
-    while i < e {
-        match b[i] {
-            b'/' if b.get(i + 1) == Some(&b'/') => i = skip_line_comment(b, i),
-            b'/' if b.get(i + 1) == Some(&b'*') => i = skip_block_comment(b, i),
-            b'"' => i = skip_string(b, i),
-            b'r' if is_raw_string_start(b, i) => i = skip_raw_string(b, i),
-            b'\'' => i = skip_char_or_lifetime(b, i),
-            b'(' | b'[' => {
-                depth += 1;
-                i += 1;
-            }
-            b')' | b']' => {
-                depth -= 1;
-                i += 1;
-            }
-            b'{' if depth == 0 => return Some(i),
-            _ => i += 1,
+impl Relevance for Sample {
+    fn relevant(&self, text: &str) -> bool {
+        // FNV-1a: cheap, and stable across runs (a failing input reproduces).
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ self.0;
+        for &c in text.as_bytes() {
+            h = (h ^ u64::from(c)).wrapping_mul(0x0100_0000_01b3);
         }
+        (h >> 29) & 1 == 1
     }
-    None
-}
-
-/// The items of `start..end` as ranges covering it entirely (leading whitespace and comments go
-/// with the item after them).
-fn items(b: &[u8], start: usize, end: usize) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    let mut depth = 0i32;
-    let mut item_start = start;
-    let mut i = start;
-    while i < end {
-        match b[i] {
-            b'/' if b.get(i + 1) == Some(&b'/') => i = skip_line_comment(b, i),
-            b'/' if b.get(i + 1) == Some(&b'*') => i = skip_block_comment(b, i),
-            b'"' => i = skip_string(b, i),
-            b'r' if is_raw_string_start(b, i) => i = skip_raw_string(b, i),
-            b'b' if b.get(i + 1) == Some(&b'"') => i = skip_string(b, i + 1),
-            b'\'' => i = skip_char_or_lifetime(b, i),
-            b'(' | b'[' | b'{' => {
-                depth += 1;
-                i += 1;
-            }
-            b')' | b']' => {
-                depth -= 1;
-                i += 1;
-            }
-            b'}' => {
-                depth -= 1;
-                i += 1;
-                if depth == 0 {
-                    // `const X: T = T { .. };`: the `;` belongs to the item.
-                    let mut j = i;
-                    while j < end && b[j].is_ascii_whitespace() {
-                        j += 1;
-                    }
-                    if j < end && b[j] == b';' {
-                        i = j + 1;
-                    }
-                    out.push((item_start, i.min(end)));
-                    item_start = i.min(end);
-                }
-            }
-            b';' if depth == 0 => {
-                i += 1;
-                out.push((item_start, i));
-                item_start = i;
-            }
-            _ => i += 1,
-        }
-        if depth < 0 {
-            // Unbalanced text: give up splitting; the parser reports it.
-            return vec![(start, end)];
-        }
-    }
-    if item_start < end {
-        out.push((item_start, end));
-    }
-    if depth != 0 {
-        return vec![(start, end)];
-    }
-    out
 }
 
 #[cfg(test)]
@@ -264,5 +403,82 @@ mod tests {
     #[test]
     fn everything_relevant_means_no_mask() {
         assert_eq!(mask("fn retry() {}\n", &Words(&["retry"])), None);
+    }
+
+    /// Texts that parse, with brace groups that do not end an item, a container whose header
+    /// holds a brace group, and literals whose lexing matters.
+    const TRICKY: &[&str] = &[
+        // The issue's file: `{ N }` is a const argument, not the end of the `type`.
+        "type C = Form<{ N }>;\nasync fn f() {\n    for i in [1] { let s: Vec<()> = (); }\n    x();\n    std::thread::sleep(d);\n}\n",
+        "impl<const N: usize> Tr for Foo<{ N }> {\n    fn a() { x(); }\n    fn b() { std::thread::sleep(d); }\n}\nfn c() {}\n",
+        "const A: u8 = if C { 1 } else { 2 };\nfn f() { std::thread::sleep(d); }\n",
+        "static B: u8 = { 1 } + { 2 };\nconst S: S = S { a: 1 }\n// why\n;\nfn f() {}\n",
+        "fn f<const N: usize = { 3 }>() -> Foo<{ N }, { 1 }> where Foo<{ N }>: Tr { x(); }\nfn g() {}\n",
+        "struct S<const N: usize = { 3 }>;\ntype T = [u8; { 2 }];\nconst U: u8 = { 1 } as u8;\nfn h() {}\n",
+        "const R: &[u8] = br\"\\\";\nfn a() { x(); }\nconst Q: char = '\\'';\nfn b() { y(); }\nconst P: &str = cr#\"{\"#;\nfn c() {}\n",
+        "mod m {\n    use a::b;\n    mod n { fn a() {} fn b() { c(); } }\n    trait T { fn d() {} }\n}\nfn e() {}\n",
+    ];
+
+    /// Any choice of items masks a file that parses into a file that parses: the check the
+    /// fuzz target makes on every input. Before the brace-group fix the issue's file failed it
+    /// (a kept `type C = Form<{ N }` before a blanked `>;`: "expected `,`").
+    #[test]
+    fn every_choice_of_items_parses() {
+        for text in TRICKY {
+            syn::parse_file(text).unwrap_or_else(|e| panic!("fixture does not parse: {e}\n{text}"));
+            for seed in 0..64 {
+                if let Some(m) = mask(text, &Sample(seed)) {
+                    assert_eq!(m.len(), text.len());
+                    if let Err(e) = syn::parse_file(&m) {
+                        panic!(
+                            "seed {seed}: masked text does not parse ({e}):\n{m}\nfrom:\n{text}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn brace_groups_inside_an_item_do_not_end_it() {
+        let src = TRICKY[0];
+        // `Form` is a context word: the `type` item is kept whole, `>;` included.
+        let m = mask(src, &Words(&["Form"])).unwrap_or_else(|| src.to_string());
+        assert!(m.starts_with("type C = Form<{ N }>;"), "{m}");
+        syn::parse_file(&m).unwrap();
+        // A container whose header holds a brace group is still split at its body.
+        let m = mask(TRICKY[1], &Words(&["sleep"])).unwrap();
+        assert!(m.contains("fn b()") && !m.contains("fn a()"), "{m}");
+        syn::parse_file(&m).unwrap();
+    }
+
+    /// The issue's file, as the CLI lints it: the finding, not a parse error.
+    #[test]
+    fn the_issue_file_keeps_its_finding() {
+        let config =
+            crate::lint::Config::new(crate::rules::ALL.to_vec(), crate::apis::Apis::builtin());
+        let mut whole =
+            crate::lint::Config::new(crate::rules::ALL.to_vec(), crate::apis::Apis::builtin());
+        whole.prefilter = false;
+        let src = crate::source::SourceFile::new("src/a.rs", TRICKY[0]);
+        let masked = crate::lint::lint_per_file(&src, &config);
+        let plain = crate::lint::lint_per_file(&src, &whole);
+        assert!(masked.error.is_none(), "{:?}", masked.error);
+        let rules = |r: &crate::lint::FileReport| -> Vec<&str> {
+            r.diagnostics.iter().map(|d| d.rule.name).collect()
+        };
+        assert_eq!(rules(&masked), ["blocking-sleep-in-async"]);
+        assert_eq!(rules(&masked), rules(&plain));
+    }
+
+    /// Text the parser rejects is parsed whole, so that both paths report it: a control
+    /// character (trailing NUL bytes) or brackets that do not pair up.
+    #[test]
+    fn control_characters_and_unbalanced_text_are_not_masked() {
+        let w = Words(&["retry"]);
+        assert_eq!(mask("fn a() {}\nfn retry() {}\n\0\0\0", &w), None);
+        assert_eq!(mask("fn a() {}\nfn retry() {}\n\x1a", &w), None);
+        assert_eq!(mask("fn a() { (}\nfn retry() {}\n", &w), None);
+        assert!(mask("fn a() {}\nfn retry() {}\n\x0c", &w).is_some());
     }
 }

@@ -198,7 +198,8 @@ pub(crate) fn skip_raw_string(b: &[u8], i: usize) -> usize {
 pub(crate) fn skip_char_or_lifetime(b: &[u8], i: usize) -> usize {
     // `'\n'`, `'\u{1F600}'`, `'x'` (possibly multi-byte) are chars; `'a` is a lifetime.
     if b.get(i + 1) == Some(&b'\\') {
-        let mut j = i + 2;
+        // The escaped character itself may be a quote (`'\''`): the closing one comes after.
+        let mut j = i + 3;
         while j < b.len() && j < i + 16 {
             if b[j] == b'\'' {
                 return j + 1;

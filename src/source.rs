@@ -6,10 +6,17 @@
 //! does IO.
 
 /// A file as the rules see it: a display path relative to the project root and its text.
+///
+/// The display path is for people and report formats only: it may be a lossy spelling of the
+/// real name (a non-UTF-8 byte becomes U+FFFD), so everything that opens or writes the file uses
+/// [`SourceFile::real_path`] instead.
 #[derive(Debug, Clone)]
 pub struct SourceFile {
     /// Relative path with `/` separators, as printed in every format.
     pub path: String,
+    /// The path the file was read from, exactly as the file system spells it: the only path
+    /// `--fix` and `--add-ignore` may write to.
+    pub real_path: std::path::PathBuf,
     /// The full text, including a byte-order mark if the file had one.
     pub text: String,
     line_starts: Vec<usize>,
@@ -52,9 +59,11 @@ impl Span {
 }
 
 impl SourceFile {
-    /// Index `text` for position look-ups.
+    /// Index `text` for position look-ups; the real path is the display path until
+    /// [`SourceFile::with_real_path`] says otherwise (files that never came from disk).
     #[must_use]
     pub fn new(path: impl Into<String>, text: impl Into<String>) -> Self {
+        let path = path.into();
         let text = text.into();
         let mut line_starts = vec![0];
         for (i, b) in text.bytes().enumerate() {
@@ -63,10 +72,25 @@ impl SourceFile {
             }
         }
         Self {
-            path: path.into(),
+            real_path: std::path::PathBuf::from(&path),
+            path,
             text,
             line_starts,
         }
+    }
+
+    /// The same file, read from `real`.
+    #[must_use]
+    pub fn with_real_path(mut self, real: impl Into<std::path::PathBuf>) -> Self {
+        self.real_path = real.into();
+        self
+    }
+
+    /// The line ending the file uses: `"\r\n"` when its first line ends so, else `"\n"`.
+    /// Text a fix or a suppression inserts is written with it, so a CRLF file stays CRLF.
+    #[must_use]
+    pub fn line_ending(&self) -> &'static str {
+        line_ending_of(&self.text)
     }
 
     /// Length of a leading byte-order mark (0 or 3); syn never sees it.
@@ -156,6 +180,34 @@ impl SourceFile {
     }
 }
 
+/// The line ending of `text`: `"\r\n"` when its first line ends so, else `"\n"`.
+#[must_use]
+pub fn line_ending_of(text: &str) -> &'static str {
+    match text.find('\n') {
+        Some(i) if i > 0 && text.as_bytes()[i - 1] == b'\r' => "\r\n",
+        _ => "\n",
+    }
+}
+
+/// `text` with every bare `\n` written as `ending` (`\r\n` already there is kept as it is).
+#[must_use]
+pub fn with_line_ending(text: &str, ending: &str) -> String {
+    if ending == "\n" || !text.contains('\n') {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + text.len() / 16);
+    let mut prev = '\0';
+    for c in text.chars() {
+        if c == '\n' && prev != '\r' {
+            out.push_str(ending);
+        } else {
+            out.push(c);
+        }
+        prev = c;
+    }
+    out
+}
+
 fn floor_char(text: &str, mut i: usize) -> usize {
     while i > 0 && !text.is_char_boundary(i) {
         i -= 1;
@@ -175,6 +227,15 @@ mod tests {
         assert_eq!((p.line, p.col, p.col16), (2, 3, 4));
         assert_eq!(f.slice(f.line_span(0)), "ab");
         assert_eq!(f.offset_of(2, 2), x);
+    }
+
+    #[test]
+    fn line_endings_are_detected_and_kept() {
+        assert_eq!(line_ending_of("a\r\nb\n"), "\r\n");
+        assert_eq!(line_ending_of("a\nb\r\n"), "\n");
+        assert_eq!(line_ending_of("no newline"), "\n");
+        assert_eq!(with_line_ending("x\ny\r\nz\n", "\r\n"), "x\r\ny\r\nz\r\n");
+        assert_eq!(with_line_ending("x\ny", "\n"), "x\ny");
     }
 
     #[test]

@@ -14,8 +14,8 @@
 //! it silences, so it can be reported as unused when that finding goes away) and block-comment
 //! forms. Pure: text in, data out.
 
+use crate::config::FileSettings;
 use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix};
-use crate::lint::Config;
 use crate::rules::{self, Rule};
 use crate::source::{SourceFile, Span};
 
@@ -65,6 +65,10 @@ pub fn parse(src: &SourceFile) -> Vec<Suppression> {
         let line = src.slice(src.line_span(idx)).trim_start();
         line.is_empty() || line.starts_with("//")
     };
+    // The line each standalone `ignore` applies to, the next one that is not blank or a
+    // comment: found from the bottom up once, so a stack of thousands of comments is not
+    // walked again for each of them.
+    let mut next_code: Option<Vec<usize>> = None;
     let mut out = Vec::new();
     for (span, kind) in &tokens {
         if *kind != Token::LineComment {
@@ -116,11 +120,15 @@ pub fn parse(src: &SourceFile) -> Vec<Suppression> {
         let standalone = text[line_start..span.start].trim().is_empty();
         let kind = match verb {
             "ignore" if standalone => {
-                let mut target = line + 1;
-                while target < src.line_count() && comment_only_line(target) {
-                    target += 1;
-                }
-                Kind::Line(target)
+                let next = next_code.get_or_insert_with(|| {
+                    let n = src.line_count();
+                    let mut next = vec![n; n + 1];
+                    for l in (0..n).rev() {
+                        next[l] = if comment_only_line(l) { next[l + 1] } else { l };
+                    }
+                    next
+                });
+                Kind::Line(next[line + 1])
             }
             "ignore" => Kind::Line(line),
             "disable" => Kind::Disable,
@@ -142,8 +150,13 @@ pub fn parse(src: &SourceFile) -> Vec<Suppression> {
 }
 
 /// Remove the findings the comments of `src` silence, and add an `unused-suppression` finding
-/// for each comment that silenced nothing it could have (when that rule is enabled).
-pub fn apply(src: &SourceFile, config: &Config, diags: &mut Vec<Diagnostic>) {
+/// for each comment that silenced nothing it could have (when that rule is among the `enabled`).
+pub fn apply(
+    src: &SourceFile,
+    enabled: &[&'static Rule],
+    settings: &FileSettings,
+    diags: &mut Vec<Diagnostic>,
+) {
     // Most files hold no suppression; skip lexing them.
     if !src.text.contains("timeoutlint:") {
         return;
@@ -157,12 +170,11 @@ pub fn apply(src: &SourceFile, config: &Config, diags: &mut Vec<Diagnostic>) {
     let Some(unused_rule) = rules::by_name("unused-suppression") else {
         return;
     };
-    if !config.rules.iter().any(|r| std::ptr::eq(*r, unused_rule)) {
+    if !enabled.iter().any(|r| std::ptr::eq(*r, unused_rule)) {
         return;
     }
-    let runs = |name: &str| {
-        config.rules.iter().any(|r| r.name == name) && !config.settings.ignored(&src.path, name)
-    };
+    let runs =
+        |name: &str| enabled.iter().any(|r| r.name == name) && !settings.ignored(&src.path, name);
     let mut unused: Vec<Diagnostic> = sups
         .iter()
         .zip(&used)
@@ -175,41 +187,101 @@ pub fn apply(src: &SourceFile, config: &Config, diags: &mut Vec<Diagnostic>) {
 }
 
 /// Remove the findings of `diags` that a suppression covers, marking the names that did.
+///
+/// Indexed so that the cost grows with findings plus suppressions, not their product: line
+/// suppressions by (line, rule), file ones by rule, and per rule the `disable`s and the
+/// `enable`s that end them, in file order. Every suppression covering a finding is marked used.
 fn silence(
     src: &SourceFile,
     sups: &[Suppression],
     used: &mut [Vec<bool>],
     diags: &mut Vec<Diagnostic>,
 ) {
+    use std::collections::{HashMap, HashSet};
+    // The first position of each distinct name in each suppression's list.
+    let mut lines: HashMap<(usize, &str), Vec<(usize, usize)>> = HashMap::new();
+    let mut files: HashMap<&str, Vec<(usize, usize)>> = HashMap::new();
+    let mut disables: HashMap<&str, Vec<(usize, usize)>> = HashMap::new();
+    let mut named_enables: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut bare_enables: Vec<usize> = Vec::new();
+    for (i, s) in sups.iter().enumerate() {
+        if s.kind == Kind::Enable && s.rules.is_empty() {
+            bare_enables.push(i);
+        }
+        for (j, (name, _)) in s.rules.iter().enumerate() {
+            if s.rules[..j].iter().any(|(n, _)| n == name) {
+                continue;
+            }
+            let name = name.as_str();
+            match s.kind {
+                Kind::Line(l) => lines.entry((l, name)).or_default().push((i, j)),
+                Kind::File => files.entry(name).or_default().push((i, j)),
+                Kind::Disable => disables.entry(name).or_default().push((i, j)),
+                Kind::Enable => named_enables.entry(name).or_default().push(i),
+                Kind::Unknown => {}
+            }
+        }
+    }
+    // Groups already marked: marking one again changes nothing.
+    let mut marked_lines: HashSet<(usize, &str)> = HashSet::default();
+    let mut marked_files: HashSet<&str> = HashSet::default();
+    // Per rule, the ranges of its `disable` list that covered a finding, marked at the end.
+    let mut covered: HashMap<&str, Vec<(usize, usize)>> = HashMap::new();
+    // The last `enable` of `rule` (named or bare) before `line`, as an index into `sups`.
+    let last_enable = |list: &[usize], line: usize| -> Option<usize> {
+        let k = list.partition_point(|&e| sups[e].line < line);
+        k.checked_sub(1).map(|k| list[k])
+    };
     diags.retain(|d| {
         let line = src.line_index(d.primary.start);
+        let name = d.rule.name;
         let mut silenced = false;
-        for (i, s) in sups.iter().enumerate() {
-            let Some(j) = s.rules.iter().position(|(n, _)| n == d.rule.name) else {
-                continue;
-            };
-            let covers = match s.kind {
-                Kind::Line(l) => l == line,
-                Kind::File => true,
-                Kind::Disable => line > s.line && !enabled_again(sups, i, d.rule.name, line),
-                Kind::Enable | Kind::Unknown => false,
-            };
-            if covers {
-                used[i][j] = true;
+        if let Some(group) = lines.get(&(line, name)) {
+            silenced = true;
+            if marked_lines.insert((line, name)) {
+                for &(i, j) in group {
+                    used[i][j] = true;
+                }
+            }
+        }
+        if let Some(group) = files.get(name) {
+            silenced = true;
+            if marked_files.insert(name) {
+                for &(i, j) in group {
+                    used[i][j] = true;
+                }
+            }
+        }
+        if let Some(list) = disables.get(name) {
+            // A disable covers the finding when it comes before its line and no enable of the
+            // rule comes between them (before the finding's line).
+            let after = [
+                named_enables.get(name).and_then(|l| last_enable(l, line)),
+                last_enable(&bare_enables, line),
+            ]
+            .into_iter()
+            .flatten()
+            .max();
+            let from = after.map_or(0, |e| list.partition_point(|&(i, _)| i <= e));
+            let to = list.partition_point(|&(i, _)| sups[i].line < line);
+            if from < to {
                 silenced = true;
+                covered.entry(name).or_default().push((from, to));
             }
         }
         !silenced
     });
-}
-
-/// Is there an `enable` for `rule` between disable `i` and `line`?
-fn enabled_again(sups: &[Suppression], i: usize, rule: &str, line: usize) -> bool {
-    sups[i + 1..].iter().any(|e| {
-        e.kind == Kind::Enable
-            && e.line < line
-            && (e.rules.is_empty() || e.rules.iter().any(|(n, _)| n == rule))
-    })
+    for (name, mut ranges) in covered {
+        let list = &disables[name];
+        ranges.sort_unstable();
+        let mut next = 0;
+        for (from, to) in ranges {
+            for &(i, j) in &list[from.max(next)..to.max(next)] {
+                used[i][j] = true;
+            }
+            next = next.max(to);
+        }
+    }
 }
 
 fn report(
@@ -404,7 +476,14 @@ pub fn lex(text: &str) -> Vec<(Span, Token)> {
             }
             b'\'' => {
                 if b.get(i + 1) == Some(&b'\\') {
-                    let end = text[i + 2..].find('\'').map_or(n, |e| i + 2 + e + 1);
+                    // An escape is at most `\u{10FFFF}`: look no further for the closing quote,
+                    // so that a stray `'\` does not scan the rest of the file each time.
+                    let window = &b[i + 2..n.min(i + 14)];
+                    let end = window
+                        .iter()
+                        .skip(1)
+                        .position(|&c| c == b'\'')
+                        .map_or(n.min(i + 14), |e| i + 3 + e + 1);
                     out.push((Span::new(i, end), Token::Str));
                     i = end;
                 } else {

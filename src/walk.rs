@@ -38,7 +38,46 @@ pub fn rust_files(roots: &[PathBuf], excludes: &[String]) -> (Vec<PathBuf>, Vec<
                 push(&files, root.clone());
                 continue;
             }
+            // A link named on the command line is not followed either: its target may lie
+            // outside the tree, and `--fix` would write there.
+            Ok(m) if m.file_type().is_symlink() => {
+                push(
+                    &errors,
+                    FileError {
+                        path: display(root),
+                        line: None,
+                        column: None,
+                        message:
+                            "is a symbolic link; links are never followed (name its target instead)"
+                                .into(),
+                    },
+                );
+                continue;
+            }
+            Ok(m) if !m.is_dir() => {
+                // A FIFO or device named on the command line: the walker would skip it without
+                // a word, and reading it could block or never end.
+                let kind = crate::bounded::special_file(root).map_or_else(
+                    || "not a regular file or a directory".to_string(),
+                    |k| format!("not a regular file ({k})"),
+                );
+                push(
+                    &errors,
+                    FileError {
+                        path: display(root),
+                        line: None,
+                        column: None,
+                        message: format!("{kind}; not linted"),
+                    },
+                );
+                continue;
+            }
             Ok(_) => {}
+        }
+        // The walker reads the ignore files of the root and of every directory above it.
+        if let Some(e) = root_ignore_file_error(root) {
+            push(&errors, e);
+            continue;
         }
         let mut ov = OverrideBuilder::new(root);
         for g in excludes {
@@ -66,6 +105,8 @@ pub fn rust_files(roots: &[PathBuf], excludes: &[String]) -> (Vec<PathBuf>, Vec<
     } else {
         dirs.into_iter().map(|d| vec![d]).collect()
     };
+    // Ignore files the walker would have to read and must not (see `ignore_file_error`).
+    let ignore_errors: std::sync::Arc<Mutex<Vec<FileError>>> = std::sync::Arc::default();
     for group in groups {
         let mut group = group.into_iter();
         let Some((first, overrides)) = group.next() else {
@@ -80,10 +121,21 @@ pub fn rust_files(roots: &[PathBuf], excludes: &[String]) -> (Vec<PathBuf>, Vec<
             .follow_links(false)
             .require_git(false)
             .overrides(overrides)
-            .filter_entry(|e| {
-                !(e.file_type().is_some_and(|t| t.is_dir())
-                    && e.depth() > 0
-                    && e.file_name() == "target")
+            .filter_entry({
+                let ignore_errors = std::sync::Arc::clone(&ignore_errors);
+                move |e| {
+                    let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+                    if is_dir && e.depth() > 0 {
+                        if e.file_name() == "target" {
+                            return false;
+                        }
+                        if let Some(err) = ignore_file_error(e.path(), e.path()) {
+                            push(&ignore_errors, err);
+                            return false;
+                        }
+                    }
+                    true
+                }
             })
             .build_parallel();
         walker.run(|| {
@@ -114,11 +166,76 @@ pub fn rust_files(roots: &[PathBuf], excludes: &[String]) -> (Vec<PathBuf>, Vec<
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     files.sort();
     files.dedup();
+    if roots_overlap(roots) {
+        dedupe_same_files(&mut files);
+    }
     let mut errors = errors
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
+    errors.extend(
+        ignore_errors
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .drain(..),
+    );
     errors.sort_by(|a, b| a.path.cmp(&b.path));
     (files, errors)
+}
+
+/// The ignore files `ignore`'s walker reads in a directory (it has no size limit and would
+/// block on a FIFO or read `/dev/zero` without end), and `.git`, which it may read as a file.
+const IGNORE_FILES: &[&str] = &[".gitignore", ".ignore", ".git", ".git/info/exclude"];
+
+/// An error when one of `dir`'s ignore files is a FIFO, device or socket: `walked` (`dir` or a
+/// root below it) is not walked, rather than the walk hanging.
+fn ignore_file_error(dir: &Path, walked: &Path) -> Option<FileError> {
+    IGNORE_FILES.iter().find_map(|name| {
+        let p = dir.join(name);
+        let kind = crate::bounded::special_file(&p)?;
+        Some(FileError {
+            path: display(&p),
+            line: None,
+            column: None,
+            message: format!(
+                "not a regular file ({kind}); not read, so {} is not walked",
+                display(walked)
+            ),
+        })
+    })
+}
+
+/// [`ignore_file_error`] for a root directory and every directory above it.
+fn root_ignore_file_error(root: &Path) -> Option<FileError> {
+    let abs = std::env::current_dir().map_or_else(|_| root.to_path_buf(), |c| c.join(root));
+    normalize(&abs)
+        .ancestors()
+        .find_map(|dir| ignore_file_error(dir, root))
+}
+
+/// Whether one root, resolved, is or holds another: only then can the walk list a file twice
+/// (it follows no link), so disjoint roots (one per crate, as the benchmark gives) pay nothing.
+fn roots_overlap(roots: &[PathBuf]) -> bool {
+    if roots.len() < 2 {
+        return false;
+    }
+    let mut resolved: Vec<PathBuf> = roots
+        .iter()
+        .map(|r| std::fs::canonicalize(r).unwrap_or_else(|_| r.clone()))
+        .collect();
+    // Component order puts a directory right before everything under it.
+    resolved.sort();
+    resolved.windows(2).any(|w| w[1].starts_with(&w[0]))
+}
+
+/// Drop every later spelling of a file already listed (`a/` and `./a/b.rs`, an absolute and a
+/// relative path): one file is linted, reported and fixed once.
+fn dedupe_same_files(files: &mut Vec<PathBuf>) {
+    let mut seen = std::collections::HashSet::new();
+    files.retain(|f| {
+        // A file that cannot be resolved is kept: reading it reports why.
+        let key = std::fs::canonicalize(f).unwrap_or_else(|_| f.clone());
+        seen.insert(key)
+    });
 }
 
 fn push<T>(m: &Mutex<Vec<T>>, v: T) {
@@ -146,7 +263,14 @@ pub fn display(path: &Path) -> String {
         .as_deref()
         .and_then(|c| path.strip_prefix(c).ok())
         .unwrap_or(path);
-    let s = rel.to_string_lossy().replace('\\', "/");
+    let s = rel.to_string_lossy();
+    // `\\` separates components only on Windows; elsewhere it is part of a file name and
+    // printing it as `/` would name another file.
+    let s = if cfg!(windows) {
+        s.replace('\\', "/")
+    } else {
+        s.into_owned()
+    };
     let s = s.trim_start_matches("./").to_string();
     if s.is_empty() {
         ".".into()
@@ -189,6 +313,9 @@ pub fn read(path: &Path, max_bytes: u64) -> Result<String, String> {
     if meta.is_dir() {
         return Err("is a directory".into());
     }
+    if let Some(kind) = crate::bounded::special_kind(meta.file_type()) {
+        return Err(format!("not a regular file ({kind}); not linted"));
+    }
     if meta.len() > max_bytes {
         return Err(format!(
             "file is {} bytes, over the {max_bytes}-byte limit (--max-file-size); skipped",
@@ -225,8 +352,28 @@ pub fn crate_targets<'a>(
         manifests
             .entry(dir.to_path_buf())
             .or_insert_with(|| {
-                let bytes = std::fs::read(dir.join("Cargo.toml")).ok()?;
-                String::from_utf8(bytes).ok()?.parse::<toml::Table>().ok()
+                let path = dir.join("Cargo.toml");
+                // The envelope is an extra: a manifest that cannot be read leaves its files
+                // without a target, with a warning, and never stops the output.
+                let text = match crate::bounded::read(&path, crate::bounded::MANIFEST_LIMIT) {
+                    Ok(t) => t,
+                    Err(crate::bounded::Error::NotFound) => return None,
+                    Err(e) => {
+                        eprintln!(
+                            "warning: {}: {e}; no cargo target for its files",
+                            path.display()
+                        );
+                        return None;
+                    }
+                };
+                let table = text.parse::<toml::Table>().ok();
+                if table.is_none() {
+                    eprintln!(
+                        "warning: {}: not valid TOML; no cargo target for its files",
+                        path.display()
+                    );
+                }
+                table
             })
             .clone()
     };
@@ -257,6 +404,22 @@ pub fn crate_targets<'a>(
             &exists,
         ) {
             out.insert(shown.to_string(), t);
+        }
+    }
+    out
+}
+
+/// Remove `.` and resolve `..` lexically (no symlink resolution, no IO).
+#[must_use]
+pub fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
         }
     }
     out

@@ -11,8 +11,12 @@
 //! Checked beyond "does not panic" (libfuzzer-sys aborts on any panic, so even one that
 //! `lint_source` would catch and report is a crash here):
 //! - prefilter exactness (invariant 4): a file that parses whole has the same findings with the
-//!   prefilter and masking as without. A file syn rejects as a whole is the documented
-//!   exclusion: masking may blank out the item it rejects;
+//!   prefilter and masking as without, both as a file alone (`lint_source`) and as one file of
+//!   a directory run (`lint_per_file`, the CLI's path, which masks files the alone path parses
+//!   whole). A file syn rejects as a whole is the documented exclusion: masking may blank out
+//!   the item it rejects;
+//! - masking never makes a file that parses unparsable, whatever items it keeps: the masked
+//!   text of the CLI's words and of pseudo-random choices of items ([`mask::Sample`]) parses;
 //! - the JSON formats are valid JSON;
 //! - a baseline made from the findings hides all of them and leaves nothing stale;
 //! - fixes up to `--unsafe-fixes` of a file that parses leave a file that parses (no round is
@@ -29,8 +33,10 @@ use timeoutlint::baseline;
 use timeoutlint::diagnostic::{Applicability, Diagnostic, FileError};
 use timeoutlint::emit::{self, CrateTarget, Report};
 use timeoutlint::fix::{self, Level};
-use timeoutlint::lint::{lint_source, Config, FileReport};
-use timeoutlint::parse::WORKER_STACK;
+use timeoutlint::lint::{lint_per_file, lint_source, Config, FileReport};
+use timeoutlint::mask;
+use timeoutlint::parse::{self, WORKER_STACK};
+use timeoutlint::prefilter::Prefilter;
 use timeoutlint::rules;
 use timeoutlint::source::SourceFile;
 use timeoutlint::walk;
@@ -46,6 +52,8 @@ struct Setup {
     whole: Config,
     /// A cargo target for the fuzzed file, so cargo-JSON renders its full envelope.
     crates: BTreeMap<String, CrateTarget>,
+    /// The words of the CLI's default rules: the masking real runs do.
+    default_words: Prefilter,
 }
 
 fn setup() -> &'static Setup {
@@ -63,10 +71,16 @@ fn setup() -> &'static Setup {
             src_path: "/fuzz/src/lib.rs".into(),
             edition: "2021".into(),
         };
+        let defaults: Vec<_> = rules::ALL
+            .iter()
+            .copied()
+            .filter(|r| r.default_enabled)
+            .collect();
         let s = Setup {
             filtered: every_rule(),
             whole,
             crates: BTreeMap::from([(PATH.to_string(), target)]),
+            default_words: Prefilter::new(&defaults, &Apis::builtin()),
         };
         let mut every = report(None, Vec::new());
         every.rules = rules::ALL.to_vec();
@@ -114,6 +128,11 @@ fn one_file(data: &[u8]) {
     }
     if whole.error.is_none() {
         assert_exact(&filtered, &whole);
+        assert_exact(
+            &lint_per_file(&src, &s.filtered),
+            &lint_per_file(&src, &s.whole),
+        );
+        check_masks_parse(&src, s);
     }
     // What the user sees: the default run's report; the whole parse's too when it differs.
     let shown = report_of(&src, filtered);
@@ -143,6 +162,25 @@ fn assert_exact(filtered: &FileReport, whole: &FileReport) {
         show(whole),
         "findings differ with the prefilter (left) and without (right)"
     );
+}
+
+/// Masking blanks whole items, so a file that parses must parse masked whatever the items
+/// kept: the words of real runs keep few, pseudo-random choices try the rest.
+fn check_masks_parse(src: &SourceFile, s: &Setup) {
+    let check = |what: &str, masked: Option<String>| {
+        if let Some(m) = masked {
+            if let Err(e) = parse::parse_text(src, &m) {
+                panic!("masked with {what}, the file no longer parses: {e:?}\n{m}");
+            }
+        }
+    };
+    check("the default words", mask::mask(&src.text, &s.default_words));
+    for seed in 0..4 {
+        check(
+            &format!("sample {seed}"),
+            mask::mask(&src.text, &mask::Sample(seed)),
+        );
+    }
 }
 
 fn report_of(src: &SourceFile, r: FileReport) -> Report {

@@ -1,4 +1,4 @@
-//! The blocking flavour: the same decisions as the async engine for synchronous code.
+//! The blocking flavour: the loop that drives the engine with the standard clock.
 //!
 //! Waits are `Condvar::wait_timeout` on a [`CancelHandle`], never a bare `thread::sleep`, so
 //! another thread (a shutdown handler, a UI) can interrupt a long backoff at once. A blocking
@@ -10,13 +10,13 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::attempt::{Attempt, IdempotencyKey};
-use crate::classify::{ByTrait, Classifier, Outcome};
-use crate::deadline::Deadline;
-use crate::error::{AttemptEnd, ErrorKind, RetryError};
+use crate::attempt::Attempt;
+use crate::classify::{ByTrait, Classifier, Verdict};
+use crate::engine::{Engine, Event, Found, Step};
+use crate::error::RetryError;
+use crate::options::{option_setters, Options};
 use crate::policy::RetryPolicy;
 use crate::reconcile::{NoReconcile, Observation};
-use crate::run::{Engine, ReplayGuard, Step};
 
 /// A cancellation flag that wakes blocked waits. Clone it into whoever may cancel.
 ///
@@ -67,33 +67,30 @@ impl CancelHandle {
     }
 }
 
-/// One blocking operation's settings; made by [`RetryPolicy::blocking`].
+/// A blocking reconciliation hook, boxed so that setting one keeps the type of the call.
+type BoxReconcileBlocking<'a, T, E> =
+    Box<dyn FnMut(&Attempt, Option<&E>) -> Option<Observation<T>> + 'a>;
+
+/// One blocking operation's settings; made by [`RetryPolicy::blocking`]. The same options as
+/// [`crate::Call`], and like it every setter but the classifier keeps the type.
 #[must_use = "a BlockingCall does nothing until `.run(op)`"]
-pub struct BlockingCall<'p, K = ByTrait, R = NoReconcile> {
-    policy: &'p RetryPolicy,
+pub struct BlockingCall<'a, T, E, K = ByTrait> {
+    policy: &'a RetryPolicy,
+    options: Options,
     cancel: Option<CancelHandle>,
     classifier: K,
-    reconcile: R,
-    idempotent: bool,
-    deadline: Option<Deadline>,
-    key: Option<IdempotencyKey>,
-    partition: Option<String>,
-    replay: Option<ReplayGuard>,
+    reconcile: Option<BoxReconcileBlocking<'a, T, E>>,
 }
 
 impl RetryPolicy {
     /// Starts configuring one blocking operation.
-    pub fn blocking(&self) -> BlockingCall<'_> {
+    pub fn blocking<T, E>(&self) -> BlockingCall<'_, T, E> {
         BlockingCall {
             policy: self,
+            options: Options::default(),
             cancel: None,
             classifier: ByTrait,
-            reconcile: NoReconcile,
-            idempotent: true,
-            deadline: None,
-            key: None,
-            partition: None,
-            replay: None,
+            reconcile: None,
         }
     }
 
@@ -125,73 +122,55 @@ impl RetryPolicy {
     }
 }
 
-impl<'p, K, R> BlockingCall<'p, K, R> {
+impl<'a, T, E, K> BlockingCall<'a, T, E, K> {
+    option_setters!();
+
     /// Waits end early, and no new attempt starts, once `cancel` is canceled.
     pub fn cancel_handle(mut self, cancel: CancelHandle) -> Self {
         self.cancel = Some(cancel);
         self
     }
 
-    /// Classifies errors with `classify`.
-    pub fn classify<E, K2: Fn(&E) -> Outcome>(self, classify: K2) -> BlockingCall<'p, K2, R> {
+    /// Classifies errors with `classify` (an [`crate::Outcome`], a [`Verdict`], a `bool` or
+    /// `(Outcome, Option<Duration>)`, as for [`crate::Call::classify`]).
+    pub fn classify<R, K2>(self, classify: K2) -> BlockingCall<'a, T, E, K2>
+    where
+        R: Into<Verdict>,
+        K2: Fn(&E) -> R,
+    {
+        self.classifier(classify)
+    }
+
+    /// Classifies errors with any [`Classifier`].
+    pub fn classifier<K2>(self, classifier: K2) -> BlockingCall<'a, T, E, K2> {
         BlockingCall {
             policy: self.policy,
+            options: self.options,
             cancel: self.cancel,
-            classifier: classify,
+            classifier,
             reconcile: self.reconcile,
-            idempotent: self.idempotent,
-            deadline: self.deadline,
-            key: self.key,
-            partition: self.partition,
-            replay: self.replay,
         }
     }
 
     /// Consults `observe` after every ambiguous outcome (see [`Observation`]).
-    pub fn reconcile<T, E, R2>(self, observe: R2) -> BlockingCall<'p, K, R2>
+    pub fn reconcile<R>(mut self, mut observe: R) -> Self
     where
-        R2: FnMut(&Attempt, Option<&E>) -> Observation<T>,
+        R: FnMut(&Attempt, Option<&E>) -> Observation<T> + 'a,
     {
-        BlockingCall {
-            policy: self.policy,
-            cancel: self.cancel,
-            classifier: self.classifier,
-            reconcile: observe,
-            idempotent: self.idempotent,
-            deadline: self.deadline,
-            key: self.key,
-            partition: self.partition,
-            replay: self.replay,
-        }
-    }
-
-    /// Whether the operation is safe to replay (default `true`).
-    pub fn idempotent(mut self, idempotent: bool) -> Self {
-        self.idempotent = idempotent;
+        self.reconcile = Some(Box::new(move |attempt: &Attempt, error: Option<&E>| {
+            Some(observe(attempt, error))
+        }));
         self
     }
 
-    /// A caller's deadline; the earlier of this and the policy's `total` applies.
-    pub fn deadline(mut self, deadline: Deadline) -> Self {
-        self.deadline = Some(deadline);
-        self
-    }
-
-    /// Use this idempotency key instead of a generated one.
-    pub fn idempotency_key(mut self, key: IdempotencyKey) -> Self {
-        self.key = Some(key);
-        self
-    }
-
-    /// The budget partition for policies built with `budgets`.
-    pub fn partition(mut self, partition: impl Into<String>) -> Self {
-        self.partition = Some(partition.into());
-        self
-    }
-
-    /// The replay guard the operation clears when it cannot rebuild its request.
-    pub fn replay_guard(mut self, guard: ReplayGuard) -> Self {
-        self.replay = Some(guard);
+    /// Consults any [`ReconcileBlocking`] implementation after every ambiguous outcome.
+    pub fn reconciler<R>(mut self, mut reconcile: R) -> Self
+    where
+        R: ReconcileBlocking<T, E> + 'a,
+    {
+        self.reconcile = Some(Box::new(move |attempt: &Attempt, error: Option<&E>| {
+            reconcile.observe(attempt, error)
+        }));
         self
     }
 
@@ -200,96 +179,71 @@ impl<'p, K, R> BlockingCall<'p, K, R> {
     /// # Errors
     ///
     /// The [`RetryError`] that explains why the runtime gave up.
-    pub fn run<T, E, Op>(mut self, mut op: Op) -> Result<T, RetryError<E>>
+    pub fn run<Op>(self, mut op: Op) -> Result<T, RetryError<E>>
     where
         K: Classifier<E>,
-        R: ReconcileBlocking<T, E>,
         Op: FnMut(Attempt) -> Result<T, E>,
     {
-        let now = std_now();
-        let mut engine = Engine::new(
-            self.policy,
-            self.deadline,
-            self.idempotent,
-            self.key,
-            self.partition.as_deref(),
-            now,
-        );
+        let BlockingCall {
+            policy,
+            options,
+            cancel,
+            classifier,
+            mut reconcile,
+        } = self;
         let span = tracing::debug_span!(
             "retry",
-            max_attempts = self.policy.max_attempts,
+            max_attempts = policy.max_attempts,
             blocking = true,
-            idempotent = self.idempotent,
+            idempotent = options.idempotent,
         );
         let _entered = span.enter();
-        let canceled =
-            |cancel: &Option<CancelHandle>| cancel.as_ref().is_some_and(CancelHandle::is_canceled);
+        let mut engine = Engine::new(policy, options, reconcile.is_some(), std_now());
         let mut last_error = None;
-        let mut number = 0;
+        // A handle canceled before the start starts nothing; later cancels end the wait.
+        let mut event = if cancel.as_ref().is_some_and(CancelHandle::is_canceled) {
+            Event::Canceled
+        } else {
+            Event::Start
+        };
         loop {
-            number += 1;
-            if canceled(&self.cancel) {
-                return Err(engine.give_up(ErrorKind::Canceled, last_error));
-            }
-            let started = std_now();
-            let attempt = match engine.next_attempt(number, started) {
-                Ok(attempt) => attempt,
-                Err(kind) => return Err(engine.give_up(kind, last_error)),
-            };
-            let attempt_span = tracing::debug_span!(
-                "attempt",
-                number,
-                timeout_ms = crate::run::duration_ms(attempt.timeout),
-                remaining_ms = crate::run::duration_ms(engine.deadline.remaining_at(started)),
-            );
-            let in_attempt = attempt_span.enter();
-            let result = op(attempt.clone());
-            let (outcome, hint) = match result {
-                Ok(value) => return Ok(value),
-                Err(error) => {
-                    let outcome = self.classifier.classify(&error);
-                    let hint = self.classifier.retry_after(&error);
-                    last_error = Some(error);
-                    (outcome, hint)
+            event = match engine.step(event, std_now()) {
+                Step::Attempt(attempt, attempt_span) => {
+                    let result = attempt_span.in_scope(|| op(attempt));
+                    match result {
+                        Ok(value) => return Ok(value),
+                        Err(error) => {
+                            let verdict = classifier.verdict(&error);
+                            last_error = Some(error);
+                            Event::Failed(verdict)
+                        }
+                    }
                 }
-            };
-            engine.record(&attempt, started, std_now(), AttemptEnd::Failed(outcome));
-            let mut proven_not_applied = false;
-            if outcome == Outcome::Ambiguous {
-                match self.reconcile.observe(&attempt, last_error.as_ref()) {
-                    Some(Observation::Committed(value)) => return Ok(value),
-                    Some(Observation::NotApplied) => proven_not_applied = true,
-                    Some(Observation::Unknown) | None => {}
+                Step::Reconcile(attempt, _limit) => {
+                    match reconcile
+                        .as_mut()
+                        .and_then(|observe| observe(&attempt, last_error.as_ref()))
+                    {
+                        Some(Observation::Committed(value)) => return Ok(value),
+                        Some(Observation::NotApplied) => Event::Reconciled(Found::NotApplied),
+                        Some(Observation::Unknown) | None => Event::Reconciled(Found::Unknown),
+                    }
                 }
-            }
-            let replayable = self
-                .replay
-                .as_ref()
-                .map_or(true, ReplayGuard::is_replayable);
-            let step = engine.after_failure(
-                &attempt,
-                outcome,
-                hint,
-                proven_not_applied,
-                replayable,
-                std_now(),
-            );
-            // The wait belongs to the operation, not to the attempt that just ended.
-            drop(in_attempt);
-            match step {
-                Step::Retry(wait) => {
-                    let interrupted = match &self.cancel {
+                Step::Wait(wait) => {
+                    let interrupted = match &cancel {
                         Some(cancel) => cancel.wait_timeout(wait),
                         // Without a handle nobody can interrupt; a private Condvar still
                         // keeps this a bounded, capped wait rather than a bare sleep.
                         None => CancelHandle::new().wait_timeout(wait),
                     };
                     if interrupted {
-                        return Err(engine.give_up(ErrorKind::Canceled, last_error));
+                        Event::Canceled
+                    } else {
+                        Event::Woke
                     }
                 }
-                Step::GiveUp(kind) => return Err(engine.give_up(kind, last_error)),
-            }
+                Step::GiveUp(kind) => return Err(engine.finish(kind, last_error)),
+            };
         }
     }
 }

@@ -140,8 +140,81 @@ impl Classify for Outcome {
     }
 }
 
+/// What a classifier says about one error: its [`Outcome`] and, optionally, the server's hint
+/// for when to retry (a `Retry-After` of any outcome, not only [`Outcome::Throttled`]).
+///
+/// A classifier closure may return a `Verdict`, an [`Outcome`], a `bool` (`true`: retryable,
+/// `false`: permanent, like backon's `.when(|e| ..)`), or `(Outcome, Option<Duration>)`:
+///
+/// ```
+/// use std::time::Duration;
+/// use timeoutlint_retry::{Outcome, Verdict};
+///
+/// let busy = Outcome::Retryable.with_retry_after(Some(Duration::from_secs(2)));
+/// assert_eq!(busy, Verdict { outcome: Outcome::Retryable, retry_after: Some(Duration::from_secs(2)) });
+/// assert_eq!(Verdict::from(true).outcome, Outcome::Retryable);
+/// assert_eq!(Verdict::from(false).outcome, Outcome::Permanent);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    /// What the failure means for retrying it.
+    pub outcome: Outcome,
+    /// The server's hint: a floor for the wait, capped by the policy and by the time left.
+    /// For [`Outcome::Throttled`] its own `retry_after` takes precedence.
+    pub retry_after: Option<Duration>,
+}
+
+impl Verdict {
+    /// The hint that applies: the throttled outcome's own, else the verdict's.
+    pub(crate) fn hint(&self) -> Option<Duration> {
+        match self.outcome {
+            Outcome::Throttled {
+                retry_after: Some(hint),
+            } => Some(hint),
+            _ => self.retry_after,
+        }
+    }
+}
+
+impl Outcome {
+    /// This outcome with a server's hint for when to retry (for example the parsed
+    /// `Retry-After` of a 503).
+    #[must_use]
+    pub fn with_retry_after(self, retry_after: Option<Duration>) -> Verdict {
+        Verdict {
+            outcome: self,
+            retry_after,
+        }
+    }
+}
+
+impl From<Outcome> for Verdict {
+    fn from(outcome: Outcome) -> Self {
+        outcome.with_retry_after(None)
+    }
+}
+
+impl From<(Outcome, Option<Duration>)> for Verdict {
+    fn from((outcome, retry_after): (Outcome, Option<Duration>)) -> Self {
+        outcome.with_retry_after(retry_after)
+    }
+}
+
+/// `true` means "worth retrying" ([`Outcome::Retryable`]: replayed when the operation is
+/// idempotent), `false` means [`Outcome::Permanent`].
+impl From<bool> for Verdict {
+    fn from(retry: bool) -> Self {
+        if retry {
+            Outcome::Retryable.into()
+        } else {
+            Outcome::Permanent.into()
+        }
+    }
+}
+
 /// Anything that can classify an error: a [`Classify`] error type (through [`ByTrait`]) or a
-/// closure `Fn(&E) -> Outcome`.
+/// closure `Fn(&E) -> R` where `R` is an [`Outcome`], a [`Verdict`], a `bool` or
+/// `(Outcome, Option<Duration>)`.
 pub trait Classifier<E> {
     /// The outcome of `error`.
     fn classify(&self, error: &E) -> Outcome;
@@ -149,6 +222,13 @@ pub trait Classifier<E> {
     /// A server's hint for when to retry after `error` (see [`Classify::retry_after`]).
     fn retry_after(&self, _error: &E) -> Option<Duration> {
         None
+    }
+
+    /// Outcome and hint together; what the runtime calls. Override it when computing both at
+    /// once is cheaper (closures do: they are called once per error).
+    fn verdict(&self, error: &E) -> Verdict {
+        self.classify(error)
+            .with_retry_after(self.retry_after(error))
     }
 }
 
@@ -166,8 +246,16 @@ impl<E: Classify> Classifier<E> for ByTrait {
     }
 }
 
-impl<E, F: Fn(&E) -> Outcome> Classifier<E> for F {
+impl<E, R: Into<Verdict>, F: Fn(&E) -> R> Classifier<E> for F {
     fn classify(&self, error: &E) -> Outcome {
-        self(error)
+        self(error).into().outcome
+    }
+
+    fn retry_after(&self, error: &E) -> Option<Duration> {
+        self(error).into().retry_after
+    }
+
+    fn verdict(&self, error: &E) -> Verdict {
+        self(error).into()
     }
 }

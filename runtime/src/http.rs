@@ -1,11 +1,23 @@
 //! reqwest integration (feature `reqwest`): a retrying send that applies the runtime's rules.
 //!
-//! Per attempt it sets the request timeout to the attempt's timeout (so the time left, not a
-//! fixed number, bounds each send), puts the operation's idempotency key in a header, turns
-//! `Retry-After` (of a 429 or a 503) into a wait floor, and retries POST/PATCH only on outcomes that were not
-//! applied unless the request carries an idempotency key. Bodies are rebuilt per attempt by a
-//! factory, or cloned when the request owns a cloneable body; a streaming body is sent once and
-//! a retry it would need ends in `RetryError::NotReplayable`.
+//! Per attempt it bounds the send by the attempt's timeout (so the time left, not a fixed
+//! number, bounds each send), puts the operation's idempotency key in a header, turns
+//! `Retry-After` (of a 429 or a 503) into a wait floor, and retries POST/PATCH only on outcomes
+//! that were not applied unless the request carries an idempotency key (or `.idempotent(..)`
+//! says otherwise). Bodies are rebuilt per attempt by a factory, or cloned when the request owns
+//! a cloneable body; a streaming body is sent once and a retry it would need ends in
+//! `RetryError::NotReplayable`. Classification (`.classify`) and reconciliation (`.reconcile`)
+//! can be given here as on [`crate::Call`].
+//!
+//! **Result model**: `Ok` is a 1xx-3xx response; every failing status, a final 4xx as much as
+//! an exhausted 5xx or 429, is an `Err` with the response inside ([`RetryError::response`]).
+//!
+//! **Timeouts**: the smaller of the attempt timeout, a timeout set on the request and a
+//! client-wide `ClientBuilder::timeout` bounds each attempt. A request timeout would replace
+//! the client's in reqwest, so with a client-wide timeout the runtime sets none and bounds the
+//! attempt with its own timer instead (a debug event says so). reqwest has no getter for that
+//! timeout; it is read from the client's `Debug` output, and if a future reqwest hid it there,
+//! the attempt timeout would replace the client's: set the number on the policy to be sure.
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -29,17 +41,18 @@
 //! ```
 
 use std::fmt;
-use std::future::{Future, Pending};
+use std::future::Future;
 
 use reqwest::header::{HeaderName, HeaderValue, RETRY_AFTER};
 use reqwest::{Client, Method, Request, RequestBuilder, Response, StatusCode};
 
 use crate::attempt::{Attempt, IdempotencyKey};
-use crate::classify::{Classify, Outcome};
+use crate::classify::{Classifier, Classify, Outcome, Verdict};
 use crate::deadline::Deadline;
 use crate::error::RetryError;
 use crate::policy::RetryPolicy;
-use crate::run::ReplayGuard;
+use crate::reconcile::Observation;
+use crate::run::{BoxCancel, BoxObservation, BoxReconcile, ReplayGuard};
 
 /// The default header that carries the idempotency key.
 pub const IDEMPOTENCY_KEY_HEADER: &str = "idempotency-key";
@@ -141,15 +154,28 @@ pub fn is_idempotent_method(method: &Method) -> bool {
 }
 
 /// A retrying HTTP send; made by [`RetryPolicy::request`] or [`RequestBuilderExt::retrying`].
+///
+/// Every setter keeps the type, so a send can be configured conditionally
+/// (`if shutting_down { send = send.cancel_on(..) }`).
+///
+/// **Result model**: `Ok` is a success response (1xx-3xx). Every failing status ends in `Err`:
+/// a 4xx that retrying cannot fix as [`RetryError::Permanent`] at once, a 5xx or 429 after the
+/// runtime gave up on it (attempts, deadline, budget, method rules). The final response is
+/// inside the error ([`RetryError::response`]), so a caller checks one place.
 #[must_use = "nothing is sent until `.send().await`"]
-pub struct HttpRetry<'p, F, C = Pending<()>> {
-    policy: &'p RetryPolicy,
+pub struct HttpRetry<'a, F = NoFactory> {
+    policy: &'a RetryPolicy,
     source: Source<F>,
     key_header: Option<HeaderName>,
     key: Option<IdempotencyKey>,
+    idempotent: Option<bool>,
     deadline: Option<Deadline>,
-    cancel: C,
+    cancel: Option<BoxCancel<'a>>,
+    classifier: Option<BoxClassifier<'a>>,
+    reconcile: Option<BoxReconcile<'a, Response, HttpError>>,
 }
+
+type BoxClassifier<'a> = Box<dyn Classifier<HttpError> + Send + Sync + 'a>;
 
 // Reason: one value per send, moved once; boxing would only add an allocation.
 #[allow(clippy::large_enum_variant)]
@@ -158,20 +184,29 @@ enum Source<F> {
     Built(Client, reqwest::Result<Request>),
 }
 
+impl<'a, F> HttpRetry<'a, F> {
+    fn new(policy: &'a RetryPolicy, source: Source<F>) -> Self {
+        HttpRetry {
+            policy,
+            source,
+            key_header: None,
+            key: None,
+            idempotent: None,
+            deadline: None,
+            cancel: None,
+            classifier: None,
+            reconcile: None,
+        }
+    }
+}
+
 impl RetryPolicy {
     /// A retrying send whose request (and body) is rebuilt by `factory` for every attempt.
-    pub fn request<F>(&self, factory: F) -> HttpRetry<'_, F, Pending<()>>
+    pub fn request<F>(&self, factory: F) -> HttpRetry<'_, F>
     where
         F: FnMut(&Attempt) -> RequestBuilder,
     {
-        HttpRetry {
-            policy: self,
-            source: Source::Factory(factory),
-            key_header: None,
-            key: None,
-            deadline: None,
-            cancel: std::future::pending(),
-        }
+        HttpRetry::new(self, Source::Factory(factory))
     }
 }
 
@@ -182,26 +217,20 @@ pub type NoFactory = fn(&Attempt) -> RequestBuilder;
 pub trait RequestBuilderExt {
     /// A retrying send of this request. Its body is cloned for each attempt when possible;
     /// a streaming body is sent once (a needed retry returns `NotReplayable`).
-    fn retrying(self, policy: &RetryPolicy) -> HttpRetry<'_, NoFactory, Pending<()>>;
+    fn retrying(self, policy: &RetryPolicy) -> HttpRetry<'_, NoFactory>;
 }
 
 impl RequestBuilderExt for RequestBuilder {
-    fn retrying(self, policy: &RetryPolicy) -> HttpRetry<'_, NoFactory, Pending<()>> {
+    fn retrying(self, policy: &RetryPolicy) -> HttpRetry<'_, NoFactory> {
         let (client, request) = self.build_split();
-        HttpRetry {
-            policy,
-            source: Source::Built(client, request),
-            key_header: None,
-            key: None,
-            deadline: None,
-            cancel: std::future::pending(),
-        }
+        HttpRetry::new(policy, Source::Built(client, request))
     }
 }
 
-impl<'p, F, C> HttpRetry<'p, F, C> {
-    /// Sends the operation's idempotency key in the `Idempotency-Key` header of every attempt,
-    /// which makes POST and PATCH retryable.
+impl<'a, F> HttpRetry<'a, F> {
+    /// Sends the operation's idempotency key in the `Idempotency-Key` header of every
+    /// attempt, which makes POST and PATCH retryable. The key is generated once per send
+    /// unless [`HttpRetry::with_key`] sets one; every [`Attempt`] carries it too.
     pub fn idempotency_key(self) -> Self {
         self.idempotency_key_header(HeaderName::from_static(IDEMPOTENCY_KEY_HEADER))
     }
@@ -212,13 +241,24 @@ impl<'p, F, C> HttpRetry<'p, F, C> {
         self
     }
 
-    /// Uses `key` instead of a generated key (implies [`HttpRetry::idempotency_key`] unless a
-    /// header was chosen).
-    pub fn with_key(mut self, key: IdempotencyKey) -> Self {
-        self.key = Some(key);
+    /// Uses `key` (a business key such as `"order-42"` that must survive restarts) instead of
+    /// a generated key, and sends it ([`HttpRetry::idempotency_key`] is implied unless a header
+    /// was chosen). The same spelling as [`crate::Call::with_key`].
+    pub fn with_key(mut self, key: impl Into<IdempotencyKey>) -> Self {
+        self.key = Some(key.into());
         if self.key_header.is_none() {
             self.key_header = Some(HeaderName::from_static(IDEMPOTENCY_KEY_HEADER));
         }
+        self
+    }
+
+    /// Whether the request is safe to replay, overriding the method rule (GET, HEAD, OPTIONS,
+    /// TRACE, PUT and DELETE are; POST and PATCH are only with an idempotency key): `true`
+    /// declares a key-less POST safe, `false` a PUT unsafe. Unsafe requests are retried only
+    /// on outcomes that were not applied (connect failure, 408, 429) or that reconciliation
+    /// proved not applied.
+    pub fn idempotent(mut self, idempotent: bool) -> Self {
+        self.idempotent = Some(idempotent);
         self
     }
 
@@ -229,19 +269,72 @@ impl<'p, F, C> HttpRetry<'p, F, C> {
     }
 
     /// Gives up with `Canceled` as soon as `cancel` completes.
-    pub fn cancel_on<C2: Future<Output = ()>>(self, cancel: C2) -> HttpRetry<'p, F, C2> {
-        HttpRetry {
-            policy: self.policy,
-            source: self.source,
-            key_header: self.key_header,
-            key: self.key,
-            deadline: self.deadline,
-            cancel,
-        }
+    pub fn cancel_on(mut self, cancel: impl Future<Output = ()> + Send + 'a) -> Self {
+        self.cancel = Some(Box::pin(cancel));
+        self
     }
 
-    /// Sends until a final response (2xx, 3xx, or a 4xx that retrying cannot fix, returned as
-    /// `Ok` like `reqwest` does) or until the runtime gives up.
+    /// Classifies failures with `classify` instead of the status table of
+    /// [`Outcome::for_http_status`] and the transport rules. The closure returns an
+    /// [`Outcome`], a [`Verdict`] (outcome and `Retry-After` hint; [`retry_after`] parses a
+    /// response's header), or a `bool`; `Classify::outcome(error)` is the default to fall
+    /// back on.
+    ///
+    /// ```no_run
+    /// use timeoutlint_retry::{http::{retry_after, HttpError, RequestBuilderExt}, Classify, Outcome, RetryPolicy};
+    ///
+    /// # async fn demo(client: reqwest::Client, policy: RetryPolicy) {
+    /// // This API answers 404 until a just-created item is replicated: worth a retry.
+    /// let item = client
+    ///     .get("http://127.0.0.1:8080/items/7")
+    ///     .retrying(&policy)
+    ///     .classify(|error: &HttpError| match error {
+    ///         HttpError::Status(r) if r.status() == 404 => Outcome::Retryable.with_retry_after(retry_after(r)),
+    ///         other => other.outcome().with_retry_after(other.retry_after()),
+    ///     })
+    ///     .send()
+    ///     .await;
+    /// # let _ = item; }
+    /// ```
+    pub fn classify<R, K>(self, classify: K) -> Self
+    where
+        R: Into<Verdict>,
+        K: Fn(&HttpError) -> R + Send + Sync + 'a,
+    {
+        self.classifier(classify)
+    }
+
+    /// Classifies failures with any [`Classifier`] of [`HttpError`].
+    pub fn classifier(mut self, classifier: impl Classifier<HttpError> + Send + Sync + 'a) -> Self {
+        self.classifier = Some(Box::new(classifier));
+        self
+    }
+
+    /// Consults `observe` after every ambiguous outcome (a timeout after the request was
+    /// written, a 500/502/504): [`Observation::Committed`] with a response ends the send with
+    /// it, [`Observation::NotApplied`] allows a retry even for an unsafe request,
+    /// [`Observation::Unknown`] ends an unsafe request in `RetryError::Ambiguous`. Typically
+    /// a GET of the resource by the attempt's idempotency key.
+    pub fn reconcile<R, Fut>(mut self, mut observe: R) -> Self
+    where
+        R: FnMut(&Attempt, Option<&HttpError>) -> Fut + Send + 'a,
+        Fut: Future<Output = Observation<Response>> + Send + 'a,
+    {
+        self.reconcile = Some(Box::new(
+            move |attempt: &Attempt, error: Option<&HttpError>| {
+                Some(Box::pin(observe(attempt, error)) as BoxObservation<'a, Response>)
+            },
+        ));
+        self
+    }
+
+    /// Sends until a success response (1xx-3xx) or until the runtime gives up; see the
+    /// result model on [`HttpRetry`].
+    ///
+    /// Each attempt's request timeout is `min(a timeout set on the request, the attempt's
+    /// timeout)`. When the client was built with `ClientBuilder::timeout`, the runtime leaves
+    /// the request's timeout unset so reqwest keeps the client's, and bounds the attempt with
+    /// its own timer around it: the smaller of the two wins (see the crate README).
     ///
     /// # Errors
     ///
@@ -249,15 +342,17 @@ impl<'p, F, C> HttpRetry<'p, F, C> {
     pub async fn send(self) -> Result<Response, RetryError<HttpError>>
     where
         F: FnMut(&Attempt) -> RequestBuilder,
-        C: Future<Output = ()>,
     {
         let HttpRetry {
             policy,
             source,
             key_header,
             key,
+            idempotent,
             deadline,
             cancel,
+            classifier,
+            reconcile,
         } = self;
         // Fix the deadline and key now, so the first request can be built (and its method,
         // host and headers inspected) before the engine starts with the same values.
@@ -278,8 +373,16 @@ impl<'p, F, C> HttpRetry<'p, F, C> {
             }
             Source::Built(client, request) => (None, client, request),
         };
+        let client_timeout = client_sets_timeout(&client);
+        if client_timeout {
+            tracing::debug!(
+                attempt_timeout_ms = crate::engine::duration_ms(preview.timeout),
+                "the client has a ClientBuilder::timeout: kept; the attempt timeout bounds \
+                 each attempt around it, so the smaller of the two applies"
+            );
+        }
         let guard = ReplayGuard::new();
-        let (idempotent, partition) = match &first {
+        let (safe, partition) = match &first {
             Ok(request) => {
                 // A key the caller set on the request counts as much as one the runtime sets.
                 let keyed =
@@ -317,7 +420,7 @@ impl<'p, F, C> HttpRetry<'p, F, C> {
                     as std::pin::Pin<Box<dyn Future<Output = _> + Send>>;
             };
             let prepared = request.map(|mut request| {
-                prepare(&mut request, &attempt, key_header.as_ref());
+                prepare(&mut request, &attempt, key_header.as_ref(), client_timeout);
                 request
             });
             let client = client.clone();
@@ -326,38 +429,126 @@ impl<'p, F, C> HttpRetry<'p, F, C> {
                     .execute(prepared.map_err(HttpError::Transport)?)
                     .await
                     .map_err(HttpError::Transport)?;
-                match Outcome::for_http_status(response.status().as_u16(), None) {
-                    // Final responses, including 4xx that retrying cannot fix, go back as Ok.
-                    None | Some(Outcome::Permanent) => Ok(response),
-                    Some(_) => Err(HttpError::Status(response)),
+                // One result model: success statuses are `Ok`, every failing one an error
+                // the classifier judges (a 4xx is permanent unless it says otherwise).
+                if Outcome::for_http_status(response.status().as_u16(), None).is_none() {
+                    Ok(response)
+                } else {
+                    Err(HttpError::Status(response))
                 }
             })
         };
         policy
             .call()
-            .cancel_on(cancel)
+            .cancel_boxed(cancel)
             .deadline(deadline)
-            .idempotency_key(key)
-            .idempotent(idempotent)
+            .with_key(key)
+            .idempotent(idempotent.unwrap_or(safe))
             .partition(partition)
             .replay_guard(guard.clone())
+            .reconcile_boxed(reconcile)
+            .classifier(HttpClassifier(classifier))
             .run(op)
             .await
     }
 }
 
-/// Per-attempt rewrite: the attempt's timeout (never longer than one the caller set) and the
-/// idempotency key header (never overwriting one the caller set).
-fn prepare(request: &mut Request, attempt: &Attempt, key_header: Option<&HeaderName>) {
-    let timeout = request
-        .timeout()
-        .map_or(attempt.timeout, |own| (*own).min(attempt.timeout));
-    *request.timeout_mut() = Some(timeout);
+/// The caller's classifier, or the default ([`Classify`] of [`HttpError`]).
+struct HttpClassifier<'a>(Option<BoxClassifier<'a>>);
+
+impl Classifier<HttpError> for HttpClassifier<'_> {
+    fn classify(&self, error: &HttpError) -> Outcome {
+        self.verdict(error).outcome
+    }
+
+    fn retry_after(&self, error: &HttpError) -> Option<std::time::Duration> {
+        self.verdict(error).retry_after
+    }
+
+    fn verdict(&self, error: &HttpError) -> Verdict {
+        match &self.0 {
+            Some(classifier) => classifier.verdict(error),
+            None => error
+                .outcome()
+                .with_retry_after(Classify::retry_after(error)),
+        }
+    }
+}
+
+impl RetryError<HttpError> {
+    /// The final response, when the runtime gave up on a failing status (a permanent 4xx, an
+    /// exhausted 5xx or 429).
+    #[must_use]
+    pub fn response(&self) -> Option<&Response> {
+        match self.last_error() {
+            Some(HttpError::Status(response)) => Some(response),
+            _ => None,
+        }
+    }
+
+    /// The final response, by value.
+    #[must_use]
+    pub fn into_response(self) -> Option<Response> {
+        match self.into_last_error() {
+            Some(HttpError::Status(response)) => Some(response),
+            _ => None,
+        }
+    }
+}
+
+/// Whether the client was built with `ClientBuilder::timeout`. reqwest has no getter for it,
+/// but its `Debug` output names the client-wide total timeout (`TotalTimeout`) when, and only
+/// when, one is set; `client_timeout_is_detected` in the tests pins this for the reqwest in
+/// use. Were a future reqwest to print it differently, this reads `false` and the attempt
+/// timeout replaces the client's, which the README warns about.
+fn client_sets_timeout(client: &Client) -> bool {
+    format!("{client:?}").contains("TotalTimeout")
+}
+
+/// Per-attempt rewrite: the attempt's timeout (never longer than one the caller set on the
+/// request; left unset when the client has its own, which a request timeout would replace)
+/// and the idempotency key header (never overwriting one the caller set).
+fn prepare(
+    request: &mut Request,
+    attempt: &Attempt,
+    key_header: Option<&HeaderName>,
+    client_timeout: bool,
+) {
+    match request.timeout().copied() {
+        Some(own) => *request.timeout_mut() = Some(own.min(attempt.timeout)),
+        // reqwest applies the client's timeout; the runtime's timer caps the attempt.
+        None if client_timeout => {}
+        None => *request.timeout_mut() = Some(attempt.timeout),
+    }
     if let Some(header) = key_header {
         if !request.headers().contains_key(header) {
             if let Ok(value) = HeaderValue::from_str(attempt.idempotency_key.as_str()) {
                 request.headers_mut().insert(header.clone(), value);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The detection `send` relies on to keep a client-wide timeout.
+    #[test]
+    fn client_timeout_is_detected() {
+        assert!(!client_sets_timeout(&Client::new()));
+        let with = Client::builder()
+            .timeout(std::time::Duration::from_millis(200))
+            .build()
+            .unwrap();
+        assert!(client_sets_timeout(&with));
+        let read_only = Client::builder()
+            .read_timeout(std::time::Duration::from_millis(200))
+            .build()
+            .unwrap();
+        assert!(
+            !client_sets_timeout(&read_only),
+            "a read timeout is not a total timeout"
+        );
     }
 }

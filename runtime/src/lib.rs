@@ -38,17 +38,25 @@
 //! waits on a `Condvar` that a [`CancelHandle`] interrupts).
 #![deny(missing_docs)]
 
+// The README's examples are compiled (and the core ones run) as doc tests; the first needs the
+// reqwest integration.
+#[cfg(all(doctest, feature = "reqwest"))]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 mod attempt;
 mod backoff;
 mod blocking;
 mod budget;
 mod classify;
 mod deadline;
+mod engine;
 mod error;
 #[cfg(feature = "reqwest")]
 pub mod http;
 #[cfg(feature = "tower")]
 pub mod layer;
+mod options;
 mod policy;
 mod reconcile;
 pub mod retry_after;
@@ -58,7 +66,7 @@ pub use attempt::{Attempt, IdempotencyKey};
 pub use backoff::{Backoff, Jitter};
 pub use blocking::{BlockingCall, CancelHandle, ReconcileBlocking};
 pub use budget::{RetryBudget, RetryBudgets};
-pub use classify::{ByTrait, Classifier, Classify, Outcome};
+pub use classify::{ByTrait, Classifier, Classify, Outcome, Verdict};
 pub use deadline::Deadline;
 pub use error::{AttemptEnd, AttemptRecord, ErrorKind, Failure, RetryError};
 pub use policy::{

@@ -190,7 +190,10 @@ impl RetryPolicyBuilder {
         self
     }
 
-    /// With less time than this left, no new attempt is started (`DeadlineExceeded`).
+    /// With less time than this left, no new attempt is started (`DeadlineExceeded`). The time
+    /// left is checked when the attempt would start, after the wait: an executor that wakes
+    /// late starts nothing short. Only after a wait the deadline cut to end at exactly this
+    /// minimum is a tenth of it forgiven, for the timer's own lag.
     pub fn min_attempt_time(mut self, min: Duration) -> Self {
         self.policy.min_attempt_time = min;
         self

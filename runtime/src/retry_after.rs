@@ -33,9 +33,11 @@ pub fn parse_at(value: &str, now: SystemTime) -> Option<Duration> {
             value.parse::<u64>().unwrap_or(u64::MAX),
         ));
     }
-    let now_secs = now.duration_since(UNIX_EPOCH).ok()?.as_secs();
-    let at = parse_http_date(value, now_secs)?;
-    Some(Duration::from_secs(at.saturating_sub(now_secs)))
+    // The date is whole seconds, but `now` is not: measure from the precise instant, so a date
+    // 1.244 s ahead reads as 1.244 s and not as the 2 s to the date from the second `now` is in.
+    let since_epoch = now.duration_since(UNIX_EPOCH).ok()?;
+    let at = parse_http_date(value, since_epoch.as_secs())?;
+    Some(Duration::from_secs(at).saturating_sub(since_epoch))
 }
 
 /// Seconds since the Unix epoch of an HTTP-date in any of the three formats. `now` (seconds
@@ -171,6 +173,30 @@ mod tests {
         assert_eq!(parse_at("-1", now), None);
         assert_eq!(parse_at("Sun, 06 Nov 1994 25:49:37 GMT", now), None);
         assert_eq!(parse_at("", now), None);
+    }
+
+    /// The figures of issue 16: a date 1.244 s ahead, received 0.756 s into a second, is
+    /// 1.244 s away (it was read as 2 s, from the start of that second), in every date format.
+    #[test]
+    fn dates_are_measured_from_the_precise_current_time() {
+        let now = UNIX_EPOCH + Duration::from_secs(EXAMPLE) - Duration::from_millis(1244);
+        for date in [
+            "Sun, 06 Nov 1994 08:49:37 GMT",
+            "Sunday, 06-Nov-94 08:49:37 GMT",
+            "Sun Nov  6 08:49:37 1994",
+        ] {
+            assert_eq!(
+                parse_at(date, now),
+                Some(Duration::from_millis(1244)),
+                "{date}"
+            );
+        }
+        // A date inside the current second is already due; one just past is zero, not negative.
+        let now = UNIX_EPOCH + Duration::from_secs(EXAMPLE) + Duration::from_millis(300);
+        assert_eq!(
+            parse_at("Sun, 06 Nov 1994 08:49:37 GMT", now),
+            Some(Duration::ZERO)
+        );
     }
 
     #[test]

@@ -1,32 +1,41 @@
-//! The async engine: runs an operation under a policy, one deadline, one cancellation.
+//! The async flavour: the loop that drives the engine with tokio's clock, and [`Call`].
 //!
 //! Each attempt is `timeout(min(attempt cap, time left), op(attempt))` raced with the caller's
-//! cancellation; each wait is `min(backoff or Retry-After floor, time left - min attempt time)`
-//! raced with the same cancellation. The decisions (retry or give up, and how long to wait) are
-//! made by [`Engine`], which the blocking flavour shares, so both flavours behave the same.
+//! cancellation; each wait is the engine's wait raced with the same cancellation. Every
+//! decision (start, reconcile, retry or give up, how long to wait) is the engine's
+//! ([`crate::engine`]), which the blocking flavour drives the same way.
 
-use std::future::{poll_fn, Future, Pending};
+use std::future::{poll_fn, Future};
 use std::pin::{pin, Pin};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::Poll;
-use std::time::Duration;
 
 use tokio::time::Instant;
 use tracing::Instrument;
 
-use crate::attempt::{Attempt, IdempotencyKey};
-use crate::backoff::Rng;
-use crate::budget::RetryBudget;
-use crate::classify::{ByTrait, Classifier, Outcome};
-use crate::deadline::Deadline;
-use crate::error::{AttemptEnd, AttemptRecord, ErrorKind, Failure, RetryError};
+use crate::attempt::Attempt;
+use crate::classify::{ByTrait, Classifier, Verdict};
+use crate::engine::{duration_ms, Engine, Event, Found, Step};
+use crate::error::RetryError;
+use crate::options::{option_setters, Options};
 use crate::policy::RetryPolicy;
-use crate::reconcile::{NoReconcile, Observation, Reconcile};
+use crate::reconcile::{Observation, Reconcile};
+
+/// A cancellation future, boxed so that setting one keeps the type of the [`Call`].
+pub(crate) type BoxCancel<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+/// A reconciliation future.
+pub(crate) type BoxObservation<'a, T> = Pin<Box<dyn Future<Output = Observation<T>> + Send + 'a>>;
+/// A reconciliation hook, boxed so that setting one keeps the type of the [`Call`].
+pub(crate) type BoxReconcile<'a, T, E> =
+    Box<dyn FnMut(&Attempt, Option<&E>) -> Option<BoxObservation<'a, T>> + Send + 'a>;
 
 /// One operation's settings on top of its policy: cancellation, classification,
 /// idempotency, reconciliation, deadline, key and budget partition. Made by
-/// [`RetryPolicy::call`]; finished by [`Call::run`] (or `run_blocking`).
+/// [`RetryPolicy::call`] (or [`RetryPolicy::when`]); finished by [`Call::run`].
+///
+/// `T` and `E` are the operation's value and error types, inferred from `run`. Every setter
+/// but the classifier keeps the type, so a call can be configured conditionally:
 ///
 /// ```
 /// use std::time::Duration;
@@ -36,15 +45,20 @@ use crate::reconcile::{NoReconcile, Observation, Reconcile};
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// let policy = RetryPolicy::default();
 /// let shutdown = CancellationToken::new();
-/// let charged = policy
+/// let (charging, graceful) = (true, true);
+/// let mut call = policy
 ///     .call()
-///     .cancel_on(shutdown.cancelled())
-///     .idempotent(false)
-///     .classify(|e: &std::io::Error| if e.kind() == std::io::ErrorKind::TimedOut { Outcome::Ambiguous } else { Outcome::Permanent })
-///     .reconcile(|attempt, _err| {
+///     .classify(|e: &std::io::Error| if e.kind() == std::io::ErrorKind::TimedOut { Outcome::Ambiguous } else { Outcome::Permanent });
+/// if graceful {
+///     call = call.cancel_on(shutdown.cancelled());
+/// }
+/// if charging {
+///     call = call.idempotent(false).reconcile(|attempt, _err| {
 ///         let key = attempt.idempotency_key.clone();
 ///         async move { if key.as_str().is_empty() { Observation::Unknown } else { Observation::Committed(7) } }
-///     })
+///     });
+/// }
+/// let charged = call
 ///     .run(|attempt| async move {
 ///         assert!(attempt.timeout <= Duration::from_secs(10));
 ///         Err::<u32, _>(std::io::Error::from(std::io::ErrorKind::TimedOut))
@@ -54,16 +68,12 @@ use crate::reconcile::{NoReconcile, Observation, Reconcile};
 /// # }
 /// ```
 #[must_use = "a Call does nothing until `.run(op).await`"]
-pub struct Call<'p, C = Pending<()>, K = ByTrait, R = NoReconcile> {
-    pub(crate) policy: &'p RetryPolicy,
-    pub(crate) cancel: C,
-    pub(crate) classifier: K,
-    pub(crate) reconcile: R,
-    pub(crate) idempotent: bool,
-    pub(crate) deadline: Option<Deadline>,
-    pub(crate) key: Option<IdempotencyKey>,
-    pub(crate) partition: Option<String>,
-    pub(crate) replay: Option<ReplayGuard>,
+pub struct Call<'a, T, E, K = ByTrait> {
+    policy: &'a RetryPolicy,
+    options: Options,
+    cancel: Option<BoxCancel<'a>>,
+    classifier: K,
+    reconcile: Option<BoxReconcile<'a, T, E>>,
 }
 
 /// Shared flag an operation clears when it consumed something it cannot rebuild (a streaming
@@ -99,18 +109,44 @@ impl Default for ReplayGuard {
 
 impl RetryPolicy {
     /// Starts configuring one operation; see [`Call`].
-    pub fn call(&self) -> Call<'_> {
+    pub fn call<T, E>(&self) -> Call<'_, T, E> {
         Call {
             policy: self,
-            cancel: std::future::pending(),
+            options: Options::default(),
+            cancel: None,
             classifier: ByTrait,
-            reconcile: NoReconcile,
-            idempotent: true,
-            deadline: None,
-            key: None,
-            partition: None,
-            replay: None,
+            reconcile: None,
         }
+    }
+
+    /// Starts configuring one operation whose errors `classify` judges, so the error type
+    /// need not implement [`crate::Classify`]: `policy.when(|e| ..).run(op)`. The closure
+    /// returns an [`crate::Outcome`], a [`Verdict`] (outcome and `Retry-After` hint), or a
+    /// `bool` (`true`: worth retrying). Same as `policy.call().classify(classify)`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timeoutlint_retry::{Outcome, RetryPolicy};
+    ///
+    /// #[derive(Debug)]
+    /// struct Busy { retry_in: Duration }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let policy = RetryPolicy::builder().max_attempts(2).build().unwrap();
+    /// let err = policy
+    ///     .when(|e: &Busy| Outcome::Retryable.with_retry_after(Some(e.retry_in)))
+    ///     .run(|_| async { Err::<(), _>(Busy { retry_in: Duration::from_millis(300) }) })
+    ///     .await
+    ///     .unwrap_err();
+    /// assert_eq!(err.history()[0].wait, Some(Duration::from_millis(300)), "the hint is the wait's floor");
+    /// # }
+    /// ```
+    pub fn when<T, E, R, K>(&self, classify: K) -> Call<'_, T, E, K>
+    where
+        R: Into<Verdict>,
+        K: Fn(&E) -> R,
+    {
+        self.call().classify(classify)
     }
 
     /// Runs an idempotent operation whose error type classifies itself ([`crate::Classify`]).
@@ -140,7 +176,7 @@ impl RetryPolicy {
     ) -> Result<T, RetryError<E>>
     where
         E: crate::Classify,
-        C: Future<Output = ()>,
+        C: Future<Output = ()> + Send,
         Op: FnMut(Attempt) -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
@@ -165,98 +201,78 @@ impl RetryPolicy {
     }
 }
 
-impl<'p, C, K, R> Call<'p, C, K, R> {
+impl<'a, T, E, K> Call<'a, T, E, K> {
+    option_setters!();
+
     /// Gives up with `Canceled` as soon as `cancel` completes, dropping the in-flight attempt or
-    /// cutting the wait short.
-    pub fn cancel_on<C2: Future<Output = ()>>(self, cancel: C2) -> Call<'p, C2, K, R> {
-        Call {
-            policy: self.policy,
-            cancel,
-            classifier: self.classifier,
-            reconcile: self.reconcile,
-            idempotent: self.idempotent,
-            deadline: self.deadline,
-            key: self.key,
-            partition: self.partition,
-            replay: self.replay,
-        }
+    /// cutting the wait short. The future is boxed (one allocation), which keeps the type of
+    /// the call the same with or without cancellation.
+    pub fn cancel_on(mut self, cancel: impl Future<Output = ()> + Send + 'a) -> Self {
+        self.cancel = Some(Box::pin(cancel));
+        self
     }
 
-    /// Classifies errors with `classify` instead of the error's own [`crate::Classify`].
-    pub fn classify<E, K2: Fn(&E) -> Outcome>(self, classify: K2) -> Call<'p, C, K2, R> {
+    /// The integrations' way to hand over what their own builders boxed already.
+    #[cfg(feature = "reqwest")]
+    pub(crate) fn cancel_boxed(mut self, cancel: Option<BoxCancel<'a>>) -> Self {
+        self.cancel = cancel;
+        self
+    }
+
+    /// See [`Call::cancel_boxed`].
+    #[cfg(feature = "reqwest")]
+    pub(crate) fn reconcile_boxed(mut self, reconcile: Option<BoxReconcile<'a, T, E>>) -> Self {
+        self.reconcile = reconcile;
+        self
+    }
+
+    /// Classifies errors with `classify` instead of the error's own [`crate::Classify`]. The
+    /// closure returns an [`crate::Outcome`], a [`Verdict`] (an outcome with a `Retry-After`
+    /// hint), a `bool` (`true`: worth retrying, `false`: permanent) or
+    /// `(Outcome, Option<Duration>)`.
+    pub fn classify<R, K2>(self, classify: K2) -> Call<'a, T, E, K2>
+    where
+        R: Into<Verdict>,
+        K2: Fn(&E) -> R,
+    {
         self.classifier(classify)
     }
 
     /// Classifies errors with any [`Classifier`].
-    pub fn classifier<K2>(self, classifier: K2) -> Call<'p, C, K2, R> {
+    pub fn classifier<K2>(self, classifier: K2) -> Call<'a, T, E, K2> {
         Call {
             policy: self.policy,
+            options: self.options,
             cancel: self.cancel,
             classifier,
             reconcile: self.reconcile,
-            idempotent: self.idempotent,
-            deadline: self.deadline,
-            key: self.key,
-            partition: self.partition,
-            replay: self.replay,
         }
     }
 
-    /// Consults `observe` after every ambiguous outcome (see [`Observation`]).
-    pub fn reconcile<T, E, R2, Fut>(self, observe: R2) -> Call<'p, C, K, R2>
+    /// Consults `observe` after every ambiguous outcome (see [`Observation`]). The returned
+    /// future must own what it needs (copy the key or id out of the attempt first).
+    pub fn reconcile<R, Fut>(mut self, mut observe: R) -> Self
     where
-        R2: FnMut(&Attempt, Option<&E>) -> Fut,
-        Fut: Future<Output = Observation<T>>,
+        R: FnMut(&Attempt, Option<&E>) -> Fut + Send + 'a,
+        Fut: Future<Output = Observation<T>> + Send + 'a,
     {
-        self.reconciler(observe)
+        self.reconcile = Some(Box::new(move |attempt: &Attempt, error: Option<&E>| {
+            Some(Box::pin(observe(attempt, error)) as BoxObservation<'a, T>)
+        }));
+        self
     }
 
     /// Consults any [`Reconcile`] implementation after every ambiguous outcome.
-    pub fn reconciler<R2>(self, reconcile: R2) -> Call<'p, C, K, R2> {
-        Call {
-            policy: self.policy,
-            cancel: self.cancel,
-            classifier: self.classifier,
-            reconcile,
-            idempotent: self.idempotent,
-            deadline: self.deadline,
-            key: self.key,
-            partition: self.partition,
-            replay: self.replay,
-        }
-    }
-
-    /// Whether the operation is safe to replay (default `true`). With `false`, only
-    /// `NotApplied` and `Throttled` outcomes are retried, or ambiguous ones that reconciliation
-    /// proved not applied.
-    pub fn idempotent(mut self, idempotent: bool) -> Self {
-        self.idempotent = idempotent;
-        self
-    }
-
-    /// A caller's deadline (for example propagated from an incoming request); the operation
-    /// uses the earlier of this and the policy's `total`.
-    pub fn deadline(mut self, deadline: Deadline) -> Self {
-        self.deadline = Some(deadline);
-        self
-    }
-
-    /// Use this idempotency key instead of a generated one (for example a business key that
-    /// must survive process restarts).
-    pub fn idempotency_key(mut self, key: IdempotencyKey) -> Self {
-        self.key = Some(key);
-        self
-    }
-
-    /// The budget partition for policies built with `budgets` (host, service, tenant).
-    pub fn partition(mut self, partition: impl Into<String>) -> Self {
-        self.partition = Some(partition.into());
-        self
-    }
-
-    /// The replay guard the operation clears when it cannot rebuild its request.
-    pub fn replay_guard(mut self, guard: ReplayGuard) -> Self {
-        self.replay = Some(guard);
+    pub fn reconciler<R>(mut self, mut reconcile: R) -> Self
+    where
+        R: Reconcile<T, E> + Send + 'a,
+        R::Future: Send + 'a,
+    {
+        self.reconcile = Some(Box::new(move |attempt: &Attempt, error: Option<&E>| {
+            reconcile
+                .observe(attempt, error)
+                .map(|future| Box::pin(future) as BoxObservation<'a, T>)
+        }));
         self
     }
 
@@ -265,135 +281,119 @@ impl<'p, C, K, R> Call<'p, C, K, R> {
     /// # Errors
     ///
     /// The [`RetryError`] that explains why the runtime gave up.
-    pub async fn run<T, E, Op, Fut>(self, mut op: Op) -> Result<T, RetryError<E>>
+    pub async fn run<Op, Fut>(self, mut op: Op) -> Result<T, RetryError<E>>
     where
-        C: Future<Output = ()>,
         K: Classifier<E>,
-        R: Reconcile<T, E>,
         Op: FnMut(Attempt) -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
         let Call {
             policy,
+            options,
             cancel,
             classifier,
             mut reconcile,
-            idempotent,
-            deadline,
-            key,
-            partition,
-            replay,
         } = self;
-        // One clock read serves the start of the operation and of its first attempt; the
-        // attempt's timer is set from it with `timeout_at`, which reads no clock again.
-        let start = Instant::now();
-        let mut engine = Engine::new(
-            policy,
-            deadline,
-            idempotent,
-            key,
-            partition.as_deref(),
-            start,
-        );
+        let idempotent = options.idempotent;
+        // One clock read serves the start of the operation and of its first attempt.
+        let mut now = Instant::now();
+        let mut engine = Engine::new(policy, options, reconcile.is_some(), now);
         let span = tracing::debug_span!(
             "retry",
             max_attempts = policy.max_attempts,
-            total_ms = duration_ms(engine.deadline.remaining()),
+            total_ms = duration_ms(engine.deadline().remaining_at(now)),
             idempotent,
         );
-        let mut cancel = pin!(cancel);
+        let mut cancel = pin!(cancel.map_or(Cancel::Never, Cancel::On));
         let mut last_error: Option<E> = None;
+        let mut event = Event::Start;
         async move {
-            let mut number = 0u32;
             loop {
-                number += 1;
-                let started = if number == 1 { start } else { Instant::now() };
-                let attempt = match engine.next_attempt(number, started) {
-                    Ok(attempt) => attempt,
-                    Err(kind) => return Err(engine.give_up(kind, last_error)),
-                };
-                let attempt_span = tracing::debug_span!(
-                    "attempt",
-                    number,
-                    timeout_ms = duration_ms(attempt.timeout),
-                    remaining_ms = duration_ms(engine.deadline.remaining_at(started)),
-                );
-                let work = match started.checked_add(attempt.timeout) {
-                    Some(at) => tokio::time::timeout_at(at, op(attempt.clone())),
-                    None => tokio::time::timeout(attempt.timeout, op(attempt.clone())),
-                };
-                let result = race(cancel.as_mut(), work)
-                    .instrument(attempt_span.clone())
-                    .await;
-                let (end, outcome, hint) = match result {
-                    None => {
-                        attempt_span.in_scope(|| {
-                            engine.record(&attempt, started, Instant::now(), AttemptEnd::Canceled);
-                        });
-                        return Err(engine.give_up(ErrorKind::Canceled, last_error));
-                    }
-                    Some(Ok(Ok(value))) => return Ok(value),
-                    Some(Ok(Err(error))) => {
-                        let outcome = classifier.classify(&error);
-                        let hint = classifier.retry_after(&error);
-                        last_error = Some(error);
-                        (AttemptEnd::Failed(outcome), outcome, hint)
-                    }
-                    // The request may have been written before the timer fired.
-                    Some(Err(_elapsed)) => (AttemptEnd::TimedOut, Outcome::Ambiguous, None),
-                };
-                attempt_span.in_scope(|| engine.record(&attempt, started, Instant::now(), end));
-
-                let mut proven_not_applied = false;
-                if outcome == Outcome::Ambiguous {
-                    if let Some(observation) = reconcile.observe(&attempt, last_error.as_ref()) {
-                        let limit = engine.deadline.remaining();
-                        match race(cancel.as_mut(), tokio::time::timeout(limit, observation)).await
-                        {
-                            None => return Err(engine.give_up(ErrorKind::Canceled, last_error)),
-                            Some(Ok(Observation::Committed(value))) => {
-                                tracing::debug!(number, "reconciliation found the attempt applied");
-                                return Ok(value);
+                event = match engine.step(event, now) {
+                    Step::Attempt(attempt, attempt_span) => {
+                        // The timer is set from the engine's `now` with `timeout_at`, which
+                        // reads no clock again.
+                        let work = match now.checked_add(attempt.timeout) {
+                            Some(at) => tokio::time::timeout_at(at, op(attempt)),
+                            None => tokio::time::timeout(attempt.timeout, op(attempt)),
+                        };
+                        match race(cancel.as_mut(), work).instrument(attempt_span).await {
+                            None => Event::Canceled,
+                            Some(Ok(Ok(value))) => return Ok(value),
+                            Some(Ok(Err(error))) => {
+                                let verdict = classifier.verdict(&error);
+                                last_error = Some(error);
+                                Event::Failed(verdict)
                             }
-                            Some(Ok(Observation::NotApplied)) => {
-                                tracing::debug!(
-                                    number,
-                                    "reconciliation found the attempt not applied"
-                                );
-                                proven_not_applied = true;
-                            }
-                            Some(Ok(Observation::Unknown) | Err(_)) => {
-                                tracing::debug!(number, "reconciliation could not tell");
+                            Some(Err(_elapsed)) => Event::TimedOut,
+                        }
+                    }
+                    Step::Reconcile(attempt, limit) => {
+                        let observation = reconcile
+                            .as_mut()
+                            .and_then(|observe| observe(&attempt, last_error.as_ref()));
+                        match observation {
+                            None => Event::Reconciled(Found::Unknown),
+                            Some(observation) => {
+                                let bounded = tokio::time::timeout(limit, observation);
+                                match race(cancel.as_mut(), bounded).await {
+                                    None => Event::Canceled,
+                                    Some(Ok(Observation::Committed(value))) => {
+                                        tracing::debug!(
+                                            number = attempt.number,
+                                            "reconciliation found the attempt applied"
+                                        );
+                                        return Ok(value);
+                                    }
+                                    Some(found) => {
+                                        Event::Reconciled(found_of(attempt.number, &found))
+                                    }
+                                }
                             }
                         }
                     }
-                }
-
-                let replayable = replay.as_ref().map_or(true, ReplayGuard::is_replayable);
-                let step = attempt_span.in_scope(|| {
-                    engine.after_failure(
-                        &attempt,
-                        outcome,
-                        hint,
-                        proven_not_applied,
-                        replayable,
-                        Instant::now(),
-                    )
-                });
-                let wait = match step {
-                    Step::Retry(wait) => wait,
-                    Step::GiveUp(kind) => return Err(engine.give_up(kind, last_error)),
+                    Step::Wait(wait) => match race(cancel.as_mut(), tokio::time::sleep(wait)).await
+                    {
+                        None => Event::Canceled,
+                        Some(()) => Event::Woke,
+                    },
+                    Step::GiveUp(kind) => return Err(engine.finish(kind, last_error)),
                 };
-                if race(cancel.as_mut(), tokio::time::sleep(wait))
-                    .await
-                    .is_none()
-                {
-                    return Err(engine.give_up(ErrorKind::Canceled, last_error));
-                }
+                now = Instant::now();
             }
         }
         .instrument(span)
         .await
+    }
+}
+
+/// What a reconciliation that committed nothing found (a hook that ran out of time is
+/// unknown).
+fn found_of<T, Timeout>(number: u32, result: &Result<Observation<T>, Timeout>) -> Found {
+    if let Ok(Observation::NotApplied) = result {
+        tracing::debug!(number, "reconciliation found the attempt not applied");
+        Found::NotApplied
+    } else {
+        tracing::debug!(number, "reconciliation could not tell");
+        Found::Unknown
+    }
+}
+
+/// The caller's cancellation, or none: an unboxed `Never` keeps a call without cancellation
+/// free of the allocation and of the dynamic poll.
+enum Cancel<'a> {
+    Never,
+    On(BoxCancel<'a>),
+}
+
+impl Future for Cancel<'_> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<()> {
+        match self.get_mut() {
+            Cancel::Never => Poll::Pending,
+            Cancel::On(cancel) => cancel.as_mut().poll(cx),
+        }
     }
 }
 
@@ -412,242 +412,4 @@ async fn race<W: Future>(
         work.as_mut().poll(cx).map(Some)
     })
     .await
-}
-
-#[allow(clippy::cast_possible_truncation)]
-// Reason: a span field in milliseconds; durations beyond u64 milliseconds are clamped first.
-pub(crate) fn duration_ms(d: Duration) -> u64 {
-    d.as_millis().min(u128::from(u64::MAX)) as u64
-}
-
-fn whole_millis(d: Duration) -> Duration {
-    Duration::from_millis(duration_ms(d))
-}
-
-/// What to do after a failed attempt.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Step {
-    Retry(Duration),
-    GiveUp(ErrorKind),
-}
-
-/// The decisions shared by the async and blocking flavours. It never reads a clock itself:
-/// callers pass `now`, so each flavour uses its own clock and tests can pin time.
-pub(crate) struct Engine<'p> {
-    policy: &'p RetryPolicy,
-    pub(crate) deadline: Deadline,
-    idempotent: bool,
-    key: IdempotencyKey,
-    budget: Option<Arc<RetryBudget>>,
-    // Created on the first retry, so a first-attempt success pays no entropy.
-    rng: Option<Rng>,
-    previous_wait: Duration,
-    retry_granted: bool,
-    // Set when the deadline shortened a wait: the attempt after it is the last one, so an
-    // operation that fails fast cannot spin through its remaining attempts with no backoff.
-    last_chance: bool,
-    history: Vec<AttemptRecord>,
-    start: Instant,
-}
-
-impl<'p> Engine<'p> {
-    pub(crate) fn new(
-        policy: &'p RetryPolicy,
-        deadline: Option<Deadline>,
-        idempotent: bool,
-        key: Option<IdempotencyKey>,
-        partition: Option<&str>,
-        now: Instant,
-    ) -> Self {
-        let own = policy
-            .total
-            .map_or(Deadline::never(), |total| match now.checked_add(total) {
-                Some(at) => Deadline::at(at),
-                None => Deadline::never(),
-            });
-        let budget = policy.budget.as_ref().map(|b| b.resolve(partition));
-        if let Some(budget) = &budget {
-            budget.deposit();
-        }
-        Self {
-            policy,
-            deadline: deadline.map_or(own, |d| d.earliest(own)),
-            idempotent,
-            key: key.unwrap_or_else(IdempotencyKey::generate),
-            budget,
-            rng: None,
-            previous_wait: Duration::ZERO,
-            retry_granted: false,
-            last_chance: false,
-            history: Vec::new(),
-            start: now,
-        }
-    }
-
-    /// The next attempt, or why none may start.
-    pub(crate) fn next_attempt(&mut self, number: u32, now: Instant) -> Result<Attempt, ErrorKind> {
-        let remaining = self.deadline.remaining_at(now);
-        // A retry granted by `after_failure` was sized to leave the minimum attempt time; the
-        // wait's own scheduling lag must not turn that decision into a give-up, so a granted
-        // attempt only needs the deadline not to have passed.
-        let needed = if std::mem::take(&mut self.retry_granted) {
-            Duration::from_nanos(1)
-        } else {
-            self.policy.min_attempt_time.max(Duration::from_nanos(1))
-        };
-        if self.deadline.is_bounded() && remaining < needed {
-            tracing::debug!(
-                number,
-                remaining_ms = duration_ms(remaining),
-                "too little time left to start an attempt"
-            );
-            return Err(ErrorKind::DeadlineExceeded);
-        }
-        Ok(Attempt {
-            number,
-            max_attempts: self.policy.max_attempts,
-            deadline: self.deadline,
-            timeout: self.policy.attempt_timeout.min(remaining),
-            idempotency_key: self.key.clone(),
-        })
-    }
-
-    pub(crate) fn record(
-        &mut self,
-        attempt: &Attempt,
-        started: Instant,
-        now: Instant,
-        end: AttemptEnd,
-    ) {
-        let elapsed = now.saturating_duration_since(started);
-        tracing::debug!(elapsed_ms = duration_ms(elapsed), ?end, "attempt ended");
-        self.history.push(AttemptRecord {
-            number: attempt.number,
-            started_at: started.saturating_duration_since(self.start),
-            elapsed: now.saturating_duration_since(started),
-            timeout: attempt.timeout,
-            end,
-            wait: None,
-        });
-    }
-
-    /// Retry (after how long) or give up (why), after `attempt` ended in `outcome`.
-    pub(crate) fn after_failure(
-        &mut self,
-        attempt: &Attempt,
-        outcome: Outcome,
-        hint: Option<Duration>,
-        proven_not_applied: bool,
-        replayable: bool,
-        now: Instant,
-    ) -> Step {
-        let safe = self.idempotent || proven_not_applied || outcome.is_not_applied();
-        let give_up = |kind: ErrorKind, why: &str| {
-            tracing::debug!(number = attempt.number, ?outcome, error = ?kind, "giving up: {why}");
-            Step::GiveUp(kind)
-        };
-        match outcome {
-            Outcome::Permanent => return give_up(ErrorKind::Permanent, "permanent error"),
-            Outcome::Ambiguous if !safe => {
-                return give_up(
-                    ErrorKind::Ambiguous,
-                    "may have been applied and is not idempotent",
-                )
-            }
-            Outcome::Retryable if !safe => {
-                return give_up(
-                    ErrorKind::Unavailable,
-                    "transient failure, but not idempotent",
-                )
-            }
-            _ => {}
-        }
-        let remaining = self.deadline.remaining_at(now);
-        let min = self.policy.min_attempt_time;
-        if self.last_chance {
-            return give_up(
-                ErrorKind::DeadlineExceeded,
-                "the time left allowed one last attempt",
-            );
-        }
-        if self.deadline.is_bounded() && remaining < min.max(Duration::from_nanos(1)) {
-            return give_up(
-                ErrorKind::DeadlineExceeded,
-                "no time left for another attempt",
-            );
-        }
-        if self
-            .policy
-            .max_attempts
-            .is_some_and(|max| attempt.number >= max)
-        {
-            return give_up(ErrorKind::Unavailable, "attempts exhausted");
-        }
-        if !replayable {
-            return give_up(ErrorKind::NotReplayable, "the request cannot be replayed");
-        }
-        // The longest wait that still leaves the next attempt its minimum time.
-        let room = if self.deadline.is_bounded() {
-            remaining.saturating_sub(min)
-        } else {
-            Duration::MAX
-        };
-        let seed = self.policy.seed;
-        let rng = self
-            .rng
-            .get_or_insert_with(|| seed.map_or_else(Rng::from_entropy, Rng::seeded));
-        let backoff = self
-            .policy
-            .backoff
-            .delay(attempt.number, self.previous_wait, rng);
-        let mut wait = backoff;
-        let retry_after = match outcome {
-            Outcome::Throttled { retry_after } => retry_after,
-            _ => hint,
-        };
-        if let Some(hint) = retry_after {
-            if hint > self.policy.retry_after_cap || hint > room {
-                return give_up(
-                    ErrorKind::RetryAfterTooLong,
-                    "the server asked to wait longer than allowed",
-                );
-            }
-            wait = wait.max(hint);
-        }
-        // Whole milliseconds: tokio's timer has millisecond resolution, so the recorded wait is
-        // exactly the wait that happens.
-        self.last_chance = wait > room;
-        let wait = whole_millis(wait.min(room));
-        if let Some(budget) = &self.budget {
-            if !budget.try_withdraw() {
-                return give_up(ErrorKind::BudgetExhausted, "the retry budget is spent");
-            }
-        }
-        if let Some(record) = self.history.last_mut() {
-            record.wait = Some(wait);
-        }
-        self.previous_wait = wait;
-        self.retry_granted = true;
-        tracing::debug!(
-            number = attempt.number,
-            ?outcome,
-            wait_ms = duration_ms(wait),
-            backoff_ms = duration_ms(backoff),
-            retry_after_ms = retry_after.map(duration_ms),
-            remaining_ms = duration_ms(remaining),
-            "waiting before retry"
-        );
-        Step::Retry(wait)
-    }
-
-    pub(crate) fn give_up<E>(self, kind: ErrorKind, last_error: Option<E>) -> RetryError<E> {
-        tracing::debug!(attempts = self.history.len(), error = ?kind, "retry gave up");
-        RetryError::new(
-            kind,
-            Failure {
-                last_error,
-                history: self.history,
-            },
-        )
-    }
 }

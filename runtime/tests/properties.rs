@@ -1,4 +1,5 @@
-//! One test (or more) per numbered property of RUNTIME.md, named `pNN_...` after it.
+//! One test (or more) per numbered property of the crate README, named `pNN_...` after it, and
+//! the tests of the HTTP path and the builders (issue 16).
 //!
 //! HTTP behaviour is checked against a real hyper server on 127.0.0.1 (see `support`); timing
 //! logic is checked on tokio's paused clock, where it is exact. Real-time tests assert with
@@ -11,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use timeoutlint_retry::http::{HttpError, RequestBuilderExt};
+use timeoutlint_retry::Classify;
 use timeoutlint_retry::{
     AttemptEnd, Backoff, BuildError, CancelHandle, Deadline, ErrorKind, IdempotencyKey, Jitter,
     Observation, Outcome, ReplayGuard, RetryBudget, RetryBudgets, RetryError, RetryPolicy,
@@ -160,6 +162,145 @@ async fn p01_a_callers_earlier_deadline_wins() {
         0,
         "10 ms is under the 50 ms minimum"
     );
+}
+
+/// Issue 16, item 1 on the paused clock: a wait cut to leave the 50 ms minimum of a 1 s budget
+/// ends at 950 ms, but the executor is busy from 940 to 990 ms. The attempt would start with
+/// 10 ms left, so none starts: `DeadlineExceeded` after one attempt. A wake-up within the
+/// allowance (a tenth of the minimum) still starts it; one just past does not; and after a
+/// wait the deadline did not cut, a late wake-up gets no allowance at all.
+#[tokio::test(start_paused = true)]
+async fn p01_a_late_wakeup_starts_no_attempt_short_of_the_minimum() {
+    fn busy_until(from: Duration, to: Duration) {
+        let start = Instant::now();
+        tokio::spawn(async move {
+            tokio::time::sleep_until(start + from).await;
+            // The executor "wakes" only at `to`: time moves on without polling anyone.
+            tokio::time::advance(to.saturating_sub(from)).await;
+        });
+    }
+    async fn run(
+        backoff: Duration,
+        first_takes: Duration,
+        busy: Option<(u64, u64)>,
+    ) -> (RetryError<Outcome>, Vec<Duration>) {
+        let policy = RetryPolicy::builder()
+            .max_attempts(3)
+            .total(Duration::from_secs(1))
+            .backoff(Backoff::constant(backoff).jitter(Jitter::None))
+            .build()
+            .unwrap();
+        if let Some((from, to)) = busy {
+            busy_until(Duration::from_millis(from), Duration::from_millis(to));
+        }
+        let timeouts = Mutex::new(Vec::new());
+        let err = policy
+            .run(|attempt| {
+                timeouts.lock().unwrap().push(attempt.timeout);
+                async move {
+                    if attempt.number == 1 {
+                        tokio::time::sleep(first_takes).await;
+                    }
+                    Err::<(), _>(Outcome::NotApplied)
+                }
+            })
+            .await
+            .unwrap_err();
+        (err, timeouts.into_inner().unwrap())
+    }
+    let cut = Duration::from_secs(5);
+    // Busy 940..990 ms: the wait (cut to end at 950 ms) is noticed at 990 ms, 10 ms left.
+    let (err, timeouts) = run(cut, Duration::ZERO, Some((940, 990))).await;
+    assert_eq!(
+        err.kind(),
+        ErrorKind::DeadlineExceeded,
+        "{:?}",
+        err.history()
+    );
+    assert_eq!(
+        timeouts.len(),
+        1,
+        "no attempt starts with 10 ms left: {timeouts:?}"
+    );
+    assert_eq!(err.history()[0].wait, Some(Duration::from_millis(950)));
+    // Not busy: the attempt after the cut wait gets exactly the minimum.
+    let (err, timeouts) = run(cut, Duration::ZERO, None).await;
+    assert_eq!(err.kind(), ErrorKind::DeadlineExceeded);
+    assert_eq!(
+        timeouts,
+        [Duration::from_secs(1), Duration::from_millis(50)]
+    );
+    // 3 ms late is within the allowance (5 ms of 50 ms): it starts with the 47 ms left.
+    let (_, timeouts) = run(cut, Duration::ZERO, Some((940, 953))).await;
+    assert_eq!(
+        timeouts,
+        [Duration::from_secs(1), Duration::from_millis(47)]
+    );
+    // 6 ms late is not: 44 ms is too short.
+    let (_, timeouts) = run(cut, Duration::ZERO, Some((940, 956))).await;
+    assert_eq!(timeouts.len(), 1, "{timeouts:?}");
+    // A 100 ms wait after an 800 ms attempt ends at 900 ms, uncut; busy until 960 ms leaves
+    // 40 ms, under the minimum, and there is no allowance for a wait that was not cut.
+    let (err, timeouts) = run(
+        Duration::from_millis(100),
+        Duration::from_millis(800),
+        Some((880, 960)),
+    )
+    .await;
+    assert_eq!(err.history()[0].wait, Some(Duration::from_millis(100)));
+    assert_eq!(timeouts.len(), 1, "{timeouts:?}");
+}
+
+/// Issue 16, item 1 over loopback HTTP: a 503, a wait cut to end with 50 ms of the 1 s budget
+/// left, and the (single-threaded) executor blocked from 800 to 990 ms. The retry would start
+/// with under 10 ms left: it does not, and the server sees one request. Without the block
+/// (and with a 200 ms minimum, so a loaded machine's timer lag stays within the allowance)
+/// the retry goes out and succeeds: the test would catch an attempt that starts short.
+#[tokio::test]
+async fn p01_a_late_wakeup_sends_no_request_short_of_the_minimum() {
+    async fn send(
+        min_attempt: Duration,
+        block: bool,
+    ) -> (Result<reqwest::Response, RetryError<HttpError>>, usize) {
+        let server = serve(|i, _| if i == 0 { status(503) } else { ok() }).await;
+        let policy = RetryPolicy::builder()
+            .max_attempts(3)
+            .total(Duration::from_secs(1))
+            .min_attempt_time(min_attempt)
+            .backoff(Backoff::constant(Duration::from_secs(5)).jitter(Jitter::None))
+            .build()
+            .unwrap();
+        let start = std::time::Instant::now();
+        if block {
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(800)).await;
+                // Blocks the runtime's only thread (a Condvar wait, not a sleep): the cut wait
+                // ends meanwhile, and nobody notices until 990 ms.
+                let busy = Duration::from_millis(990).saturating_sub(start.elapsed());
+                let _ = CancelHandle::new().wait_timeout(busy);
+            });
+        }
+        let result = reqwest::Client::new()
+            .get(server.url("/late"))
+            .retrying(&policy)
+            .send()
+            .await;
+        (result, server.seen().len())
+    }
+    let (result, seen) = send(Duration::from_millis(50), true).await;
+    let err = result.unwrap_err();
+    assert_eq!(
+        err.kind(),
+        ErrorKind::DeadlineExceeded,
+        "{:?}",
+        err.history()
+    );
+    assert_eq!(seen, 1, "the late retry must not reach the server");
+    assert_eq!(err.attempts(), 1);
+
+    let (result, seen) = send(Duration::from_millis(200), false).await;
+    assert_eq!(result.unwrap().status(), 200);
+    assert_eq!(seen, 2);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -339,7 +480,7 @@ async fn p04_idempotency_key_is_the_same_on_every_attempt() {
     client
         .post(server.url("/charges"))
         .retrying(&policy)
-        .with_key(IdempotencyKey::from("order-7"))
+        .with_key("order-7")
         .send()
         .await
         .unwrap();
@@ -410,15 +551,20 @@ async fn p05_post_is_retried_only_with_a_key() {
     assert_eq!(response.status(), 200);
     assert_eq!(server.seen().len(), 2);
 
-    // A 4xx is final: returned as the response, like reqwest does, and not retried.
+    // A 4xx is final: not retried, and a failure like every failing status (`Permanent`,
+    // with the response inside).
     let server = serve(|_, _| status(404)).await;
-    let response = client
+    let err = client
         .get(server.url("/missing"))
         .retrying(&policy)
         .send()
         .await
-        .unwrap();
-    assert_eq!(response.status(), 404);
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Permanent);
+    assert_eq!(
+        err.response().map(reqwest::Response::status),
+        Some(404.try_into().unwrap())
+    );
     assert_eq!(server.seen().len(), 1);
 }
 
@@ -445,7 +591,7 @@ async fn p05_connect_failures_are_not_applied() {
         .all(|r| r.end == AttemptEnd::Failed(Outcome::NotApplied)));
 }
 
-/// The status table of RUNTIME.md item 5.
+/// The status table of property 5 (method- and ambiguity-aware classification).
 #[test]
 fn p05_status_classification() {
     use Outcome::{Ambiguous, NotApplied, Permanent, Retryable, Throttled};
@@ -681,6 +827,53 @@ fn imf_fixdate(unix: u64) -> String {
         rem % 3600 / 60,
         rem % 60
     )
+}
+
+/// Issue 16, item 2 over loopback HTTP: a 429 whose `Retry-After` is an HTTP-date about
+/// 1.244 s ahead, received about 0.756 s into a second. Read from the precise time, the wait
+/// fits a 1.7 s budget and the retry succeeds; read from the start of the second it was 2 s
+/// and failed at once with `RetryAfterTooLong`.
+#[tokio::test]
+async fn p07_an_http_date_is_measured_from_the_precise_time() {
+    let server = serve(|i, _| {
+        if i == 0 {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap();
+            // The next whole second but one: 2 s minus the fraction of this second.
+            let date = imf_fixdate(now.as_secs() + 2);
+            Reply::Status(429, vec![("retry-after", date)])
+        } else {
+            ok()
+        }
+    })
+    .await;
+    let policy = RetryPolicy::builder()
+        .total(Duration::from_millis(1700))
+        .backoff(fast_backoff())
+        .build()
+        .unwrap();
+    // Send 0.756 s into a second, as in the issue.
+    let into_second = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_millis();
+    let until = (1756 - into_second) % 1000;
+    tokio::time::sleep(Duration::from_millis(u64::from(until))).await;
+    let start = std::time::Instant::now();
+    let response = reqwest::Client::new()
+        .get(server.url("/limited"))
+        .retrying(&policy)
+        .send()
+        .await;
+    let elapsed = start.elapsed();
+    let response = response.unwrap_or_else(|e| panic!("{e}: {:?}", e.history()));
+    assert_eq!(response.status(), 200);
+    assert_eq!(server.seen().len(), 2);
+    assert!(
+        elapsed >= Duration::from_millis(1100) && elapsed < Duration::from_millis(1700),
+        "took {elapsed:?}"
+    );
 }
 
 /// A hint on a non-throttled outcome (a 503's `Retry-After`) is honoured the same way, through
@@ -1059,6 +1252,462 @@ async fn p12_one_clock() {
     let last = h.last().unwrap();
     assert_eq!(last.started_at + last.elapsed, Duration::from_secs(30));
     assert_eq!(start.elapsed(), Duration::from_secs(30));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The HTTP path as capable as the core, and builders that compose (issue 16, items 3-8).
+
+/// Item 3: an ambiguous key-less POST (a 500) is reconciled on the HTTP path itself. The hook
+/// GETs the resource: `Committed` returns that response without a second POST, `NotApplied`
+/// allows the retry, `Unknown` ends in `Ambiguous`.
+#[tokio::test]
+async fn http_reconcile_resolves_an_ambiguous_post() {
+    let client = reqwest::Client::new();
+    let policy = RetryPolicy::builder()
+        .backoff(fast_backoff())
+        .build()
+        .unwrap();
+    let server = serve(|_, seen| {
+        if seen.method == "POST" {
+            status(500)
+        } else {
+            ok()
+        }
+    })
+    .await;
+    let lookup = server.url("/orders/by-key");
+    let response = client
+        .post(server.url("/orders"))
+        .body("{}")
+        .retrying(&policy)
+        .reconcile(|_attempt, error| {
+            assert!(matches!(error, Some(HttpError::Status(r)) if r.status() == 500));
+            let (client, lookup) = (client.clone(), lookup.clone());
+            async move {
+                match client.get(lookup).send().await {
+                    Ok(found) if found.status() == 200 => Observation::Committed(found),
+                    _ => Observation::Unknown,
+                }
+            }
+        })
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let methods: Vec<_> = server.seen().into_iter().map(|s| s.method).collect();
+    assert_eq!(
+        methods,
+        ["POST", "GET"],
+        "one POST, then the reconciling GET"
+    );
+
+    let server = serve(|i, _| if i == 0 { status(500) } else { ok() }).await;
+    let response = client
+        .post(server.url("/orders"))
+        .retrying(&policy)
+        .reconcile(|_, _| async { Observation::NotApplied })
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        server.seen().len(),
+        2,
+        "proven not applied: the POST is retried"
+    );
+
+    let server = serve(|_, _| status(500)).await;
+    let err = client
+        .post(server.url("/orders"))
+        .retrying(&policy)
+        .reconcile(|_, _| async { Observation::Unknown })
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Ambiguous);
+    assert_eq!(server.seen().len(), 1);
+}
+
+/// Item 3: a classifier override on the HTTP path, with a hint from the closure: a 404 that
+/// this API answers until replication catches up is retried, waiting the hint.
+#[tokio::test]
+async fn http_classifier_override_with_a_hint() {
+    let client = reqwest::Client::new();
+    let policy = RetryPolicy::builder()
+        .backoff(fast_backoff())
+        .build()
+        .unwrap();
+    let server = serve(|i, _| if i < 2 { status(404) } else { ok() }).await;
+    let response = client
+        .get(server.url("/items/7"))
+        .retrying(&policy)
+        .classify(|error: &HttpError| match error.status() {
+            Some(code) if code == 404 => {
+                Outcome::Retryable.with_retry_after(Some(Duration::from_millis(30)))
+            }
+            _ => error.outcome().with_retry_after(error.retry_after()),
+        })
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(server.seen().len(), 3);
+
+    // The recorded waits are the hint (a floor over the 10 ms backoff).
+    let server = serve(|_, _| status(404)).await;
+    let err = client
+        .get(server.url("/items/7"))
+        .retrying(&policy)
+        .classify(|_: &HttpError| {
+            Outcome::Retryable.with_retry_after(Some(Duration::from_millis(30)))
+        })
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unavailable);
+    assert_eq!(err.history()[0].wait, Some(Duration::from_millis(30)));
+
+    // Without the override a 404 is permanent: one request.
+    let server = serve(|_, _| status(404)).await;
+    let err = client
+        .get(server.url("/items/7"))
+        .retrying(&policy)
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Permanent);
+    assert_eq!(server.seen().len(), 1);
+}
+
+/// Item 3: `.idempotent(true)` declares a key-less POST safe; `.idempotent(false)` a PUT unsafe.
+#[tokio::test]
+async fn http_idempotent_overrides_the_method_rule() {
+    let client = reqwest::Client::new();
+    let policy = RetryPolicy::builder()
+        .backoff(fast_backoff())
+        .build()
+        .unwrap();
+    let server = serve(|_, _| status(503)).await;
+    let err = client
+        .post(server.url("/search"))
+        .body("{\"q\": 1}")
+        .retrying(&policy)
+        .idempotent(true)
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unavailable);
+    assert_eq!(server.seen().len(), 3, "a POST declared safe is retried");
+
+    let server = serve(|_, _| status(503)).await;
+    let err = client
+        .put(server.url("/counter/increment"))
+        .retrying(&policy)
+        .idempotent(false)
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unavailable);
+    assert_eq!(
+        server.seen().len(),
+        1,
+        "a PUT declared unsafe is not retried"
+    );
+
+    // A 429 was not applied: retried even when declared unsafe.
+    let server = serve(|i, _| if i == 0 { status(429) } else { ok() }).await;
+    let response = client
+        .put(server.url("/counter/increment"))
+        .retrying(&policy)
+        .idempotent(false)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(server.seen().len(), 2);
+}
+
+/// Item 4: one spelling for setting the key, `with_key(key)`, on `Call`, `BlockingCall` and
+/// the HTTP send, taking a key or anything that converts into one (on the HTTP send,
+/// `idempotency_key()` is the other idea: send the key in a header).
+#[tokio::test(start_paused = true)]
+async fn with_key_is_one_spelling_everywhere() {
+    let policy = RetryPolicy::builder()
+        .backoff(fast_backoff())
+        .build()
+        .unwrap();
+    let keys = Mutex::new(Vec::new());
+    let _ = policy
+        .call()
+        .with_key("order-7")
+        .run(|attempt| {
+            keys.lock()
+                .unwrap()
+                .push(attempt.idempotency_key.to_string());
+            async { Err::<(), _>(Outcome::NotApplied) }
+        })
+        .await;
+    let _ = policy
+        .blocking()
+        .with_key(IdempotencyKey::from("order-7"))
+        .run(|attempt| {
+            keys.lock()
+                .unwrap()
+                .push(attempt.idempotency_key.to_string());
+            Err::<(), _>(Outcome::NotApplied)
+        });
+    // The former name still works, deprecated.
+    #[allow(deprecated)]
+    let call = policy.call().idempotency_key("order-7");
+    let _ = call
+        .run(|attempt| {
+            keys.lock()
+                .unwrap()
+                .push(attempt.idempotency_key.to_string());
+            async { Err::<(), _>(Outcome::NotApplied) }
+        })
+        .await;
+    let keys = keys.into_inner().unwrap();
+    assert_eq!(keys.len(), 9);
+    assert!(keys.iter().all(|k| k == "order-7"), "{keys:?}");
+}
+
+/// Item 5: a client-wide `ClientBuilder::timeout` is honoured: the smaller of it and the
+/// attempt timeout bounds each attempt, in both directions, and so does a per-request one.
+#[tokio::test]
+async fn http_the_smaller_of_client_and_attempt_timeout_applies() {
+    let server = serve(|_, _| Reply::Hang).await;
+    let policy = |attempt: u64| {
+        RetryPolicy::builder()
+            .max_attempts(1)
+            .total(Duration::from_secs(10))
+            .attempt_timeout(Duration::from_millis(attempt))
+            .build()
+            .unwrap()
+    };
+    let elapsed = |client: reqwest::Client, policy: RetryPolicy, per_request: Option<u64>| {
+        let url = server.url("/slow");
+        async move {
+            let mut request = client.get(url);
+            if let Some(ms) = per_request {
+                request = request.timeout(Duration::from_millis(ms));
+            }
+            let start = std::time::Instant::now();
+            let err = request.retrying(&policy).send().await.unwrap_err();
+            assert_eq!(err.attempts(), 1);
+            start.elapsed()
+        }
+    };
+    let short_client = || {
+        reqwest::Client::builder()
+            .timeout(Duration::from_millis(200))
+            .build()
+            .unwrap()
+    };
+    // Client 200 ms, attempt 2 s: 200 ms (the attempt timeout used to replace the client's).
+    let took = elapsed(short_client(), policy(2000), None).await;
+    assert!(
+        took >= Duration::from_millis(190) && took < Duration::from_millis(1200),
+        "{took:?}"
+    );
+    // Client 5 s, attempt 200 ms: 200 ms.
+    let long_client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    let took = elapsed(long_client, policy(200), None).await;
+    assert!(
+        took >= Duration::from_millis(190) && took < Duration::from_millis(1200),
+        "{took:?}"
+    );
+    // Per-request 200 ms, attempt 2 s: 200 ms.
+    let took = elapsed(reqwest::Client::new(), policy(2000), Some(200)).await;
+    assert!(
+        took >= Duration::from_millis(190) && took < Duration::from_millis(1200),
+        "{took:?}"
+    );
+}
+
+/// Item 6: a closure classifier passes a `Retry-After` hint, and `policy.when(..)` runs an
+/// operation whose error does not implement `Classify`; a `bool` works as in backon.
+#[tokio::test(start_paused = true)]
+async fn closure_classifiers_pass_hints_without_classify() {
+    #[derive(Debug)]
+    struct ApiError {
+        busy_for: Option<Duration>,
+    }
+    let policy = RetryPolicy::builder()
+        .max_attempts(2)
+        .total(Duration::from_secs(10))
+        .backoff(fast_backoff())
+        .build()
+        .unwrap();
+    let err = policy
+        .when(|e: &ApiError| Outcome::Retryable.with_retry_after(e.busy_for))
+        .run(|_| async {
+            Err::<(), _>(ApiError {
+                busy_for: Some(Duration::from_secs(2)),
+            })
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.history()[0].wait, Some(Duration::from_secs(2)));
+    // A hint past the time left fails fast, as for any Retry-After.
+    let err = policy
+        .when(|e: &ApiError| (Outcome::Retryable, e.busy_for))
+        .run(|_| async {
+            Err::<(), _>(ApiError {
+                busy_for: Some(Duration::from_secs(60)),
+            })
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::RetryAfterTooLong);
+    // `true`: retry; `false`: permanent.
+    let calls = AtomicU32::new(0);
+    let err = policy
+        .when(|e: &ApiError| e.busy_for.is_some())
+        .run(|_| {
+            calls.fetch_add(1, Ordering::SeqCst);
+            async { Err::<(), _>(ApiError { busy_for: None }) }
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Permanent);
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    // The shape timeoutlint's loop-to-policy fix writes: an unannotated closure on `call()`.
+    let err = policy
+        .call()
+        .classify(|_| Outcome::Retryable)
+        .run(|_attempt| async { Err::<(), _>(std::io::Error::other("any error")) })
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unavailable);
+    assert_eq!(err.attempts(), 2);
+    // The blocking flavour takes the same closures.
+    let err = policy
+        .blocking()
+        .classify(|e: &ApiError| Outcome::Retryable.with_retry_after(e.busy_for))
+        .run(|_| {
+            Err::<(), _>(ApiError {
+                busy_for: Some(Duration::from_millis(20)),
+            })
+        })
+        .unwrap_err();
+    assert_eq!(err.history()[0].wait, Some(Duration::from_millis(20)));
+}
+
+/// Item 7: one result model. `Ok` is a success response; a final 4xx and an exhausted 5xx or
+/// 429 are both `Err`, with the final response inside.
+#[tokio::test]
+async fn http_every_failing_status_is_an_error_with_its_response() {
+    let client = reqwest::Client::new();
+    let policy = RetryPolicy::builder()
+        .max_attempts(2)
+        .backoff(fast_backoff())
+        .build()
+        .unwrap();
+    for (code, kind, sends) in [
+        (400, ErrorKind::Permanent, 1),
+        (404, ErrorKind::Permanent, 1),
+        (409, ErrorKind::Permanent, 1),
+        (429, ErrorKind::Unavailable, 2),
+        (500, ErrorKind::Unavailable, 2),
+        (503, ErrorKind::Unavailable, 2),
+    ] {
+        let server = serve(move |_, _| status(code)).await;
+        let err = client
+            .get(server.url("/x"))
+            .retrying(&policy)
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), kind, "{code}");
+        assert_eq!(server.seen().len(), sends, "{code}");
+        assert_eq!(err.response().unwrap().status().as_u16(), code);
+        assert_eq!(err.into_response().unwrap().status().as_u16(), code);
+    }
+    for code in [200, 204, 304] {
+        let server = serve(move |_, _| status(code)).await;
+        let response = client.get(server.url("/x")).retrying(&policy).send().await;
+        assert_eq!(response.unwrap().status().as_u16(), code);
+    }
+}
+
+/// Item 8: every setter but the classifier keeps the builder's type, so calls are configured
+/// conditionally: async, blocking and HTTP.
+#[tokio::test]
+async fn builders_can_be_configured_conditionally() {
+    let policy = RetryPolicy::builder()
+        .backoff(Backoff::constant(Duration::from_secs(10)).jitter(Jitter::None))
+        .total(Duration::from_secs(30))
+        .build()
+        .unwrap();
+    let token = CancellationToken::new();
+    for (cancelable, reconciled) in [(true, false), (false, true)] {
+        let mut call = policy.call().idempotent(!reconciled);
+        if cancelable {
+            call = call.cancel_on(token.cancelled());
+        }
+        if reconciled {
+            call = call.reconcile(|_, _| async { Observation::Committed(7) });
+        }
+        call = call.partition("tenant-a");
+        let trigger = token.clone();
+        let result = call
+            .run(|_| {
+                let trigger = trigger.clone();
+                async move {
+                    trigger.cancel();
+                    Err::<u32, _>(Outcome::Ambiguous)
+                }
+            })
+            .await;
+        if cancelable {
+            assert_eq!(result.unwrap_err().kind(), ErrorKind::Canceled);
+        } else {
+            assert_eq!(result.unwrap(), 7);
+        }
+    }
+
+    let handle = CancelHandle::new();
+    handle.cancel();
+    let mut blocking = policy.blocking();
+    if handle.is_canceled() {
+        blocking = blocking.cancel_handle(handle.clone());
+    }
+    blocking = blocking.reconcile(|_, _| Observation::<()>::Unknown);
+    let err = blocking
+        .run(|_| Err::<(), _>(Outcome::NotApplied))
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Canceled);
+    assert_eq!(err.attempts(), 0, "canceled before the start: nothing runs");
+
+    // Shutting down: cancel a hanging POST. Otherwise: a keyed POST whose 503 this caller
+    // treats as final.
+    let hanging = serve(|_, _| Reply::Hang).await;
+    let busy = serve(|_, _| status(503)).await;
+    let client = reqwest::Client::new();
+    for shutting_down in [true, false] {
+        let server = if shutting_down { &hanging } else { &busy };
+        let mut send = client.post(server.url("/orders")).retrying(&policy);
+        if shutting_down {
+            send = send.cancel_on(tokio::time::sleep(Duration::from_millis(50)));
+        } else {
+            send = send
+                .with_key("order-9")
+                .deadline(Deadline::after(Duration::from_secs(5)))
+                .classify(|_: &HttpError| Outcome::Permanent);
+        }
+        let err = send.send().await.unwrap_err();
+        if shutting_down {
+            assert_eq!(err.kind(), ErrorKind::Canceled);
+        } else {
+            assert_eq!(err.kind(), ErrorKind::Permanent);
+            assert_eq!(busy.seen().len(), 1);
+            assert_eq!(busy.seen()[0].key.as_deref(), Some("order-9"));
+        }
+    }
 }
 
 /// `RetryError` displays as a sentence and exposes its source.

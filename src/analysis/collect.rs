@@ -260,8 +260,18 @@ impl Collector<'_> {
         }
         if let Some(f) = function {
             if let Some(stmt) = self.single_stmt.get(&f) {
-                let rest = self.src.slice(*stmt).replace(self.src.slice(span), "");
-                if matches!(rest.trim(), "" | ";" | ".await" | ".await;") {
+                // The statement is the sleep and at most its `.await` / `;`. Only the text
+                // around this sleep is looked at: a statement holding thousands of sleeps (an
+                // `else if` chain) must not be copied and searched once per sleep.
+                let trivial = if stmt.contains(span) {
+                    let before = self.src.slice(Span::new(stmt.start, span.start));
+                    let after = self.src.slice(Span::new(span.end, stmt.end));
+                    before.trim().is_empty()
+                        && matches!(after.trim(), "" | ";" | ".await" | ".await;")
+                } else {
+                    false
+                };
+                if trivial {
                     self.facts.functions[f].only_sleeps = true;
                 }
             }

@@ -10,6 +10,7 @@
 //! `--exclude` (ours is a glob).
 
 use std::ffi::OsString;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
@@ -42,7 +43,11 @@ fn main() -> ExitCode {
     let first = rest.first().and_then(|a| a.to_str()).unwrap_or("");
     if NO_PATHS.contains(&first) {
         if matches!(first, "--help" | "-h") {
-            println!("cargo timeoutlint [--workspace | -p NAME..] [--manifest-path PATH] [OPTIONS]: lints packages; the options are timeoutlint's:\n");
+            // A closed stdout is not an error worth a panic (`cargo timeoutlint --help | head`).
+            let _ = writeln!(
+                std::io::stdout(),
+                "cargo timeoutlint [--workspace | -p NAME..] [--manifest-path PATH] [OPTIONS]: lints packages; the options are timeoutlint's:\n"
+            );
         }
         return timeoutlint::cli::main_from(
             std::iter::once(OsString::from("cargo timeoutlint")).chain(rest),
@@ -52,6 +57,13 @@ fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) => return fail(&format!("cannot read the current directory: {e}")),
     };
+    // cargo would wait forever on a FIFO given as the manifest: refuse what is not a file.
+    if let Some(m) = &selection.manifest_path {
+        match timeoutlint::bounded::check_regular(m) {
+            Ok(_) | Err(timeoutlint::bounded::Error::NotFound) => {}
+            Err(e) => return fail(&format!("--manifest-path {}: {e}", m.display())),
+        }
+    }
     let json = match cargo_metadata(selection.manifest_path.as_deref()) {
         Ok(j) => j,
         Err(e) => return fail(&e),
@@ -85,7 +97,8 @@ fn main() -> ExitCode {
 }
 
 fn fail(message: &str) -> ExitCode {
-    eprintln!("error: {message}");
+    // Never `eprintln!`: it panics when stderr is a closed pipe.
+    let _ = writeln!(std::io::stderr(), "error: {message}");
     ExitCode::from(2)
 }
 

@@ -11,11 +11,10 @@
 //! becomes a `RetryPolicy` with the same attempt count and the timer's duration as its attempt
 //! cap, under a total deadline of attempts x that duration.
 
-use crate::analysis::index::CrateIndex;
 use crate::diagnostic::{Applicability, Diagnostic, Fix, Severity};
 use crate::fix::policy_loop::{self, PerAttempt};
-use crate::source::SourceFile;
-use crate::rules::{Context, Rule};
+use crate::prefilter::{Trigger, Vocab};
+use crate::rules::{CrateContext, Kind, Rule};
 
 pub(crate) static RULE: Rule = Rule {
     name: "attempt-timeout-without-budget",
@@ -24,20 +23,18 @@ pub(crate) static RULE: Rule = Rule {
     default_enabled: true,
     default_severity: Severity::Warning,
     fixable: true,
-    triggers: &["@retry-sites", "@clients", "@whole-file"],
-    check,
+    // A crate rule's files are parsed whole: the index reads every item.
+    triggers: &[
+        Trigger::vocab(Vocab::RetrySites),
+        Trigger::vocab(Vocab::Clients),
+    ],
+    context: &[],
+    kind: Kind::Crate(check),
 };
 
-fn check(cx: &Context) -> Vec<Diagnostic> {
-    from_index(cx.krate, cx.src, Some(cx.ast))
-}
-
 /// The findings whose timer is in `src` (with fixes when its syntax tree is given).
-pub(super) fn from_index(
-    index: &CrateIndex,
-    src: &SourceFile,
-    ast: Option<&syn::File>,
-) -> Vec<Diagnostic> {
+fn check(cx: &CrateContext) -> Vec<Diagnostic> {
+    let (index, src, ast) = (cx.index, cx.src, cx.ast);
     index
         .attempts
         .iter()

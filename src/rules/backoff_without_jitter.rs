@@ -7,7 +7,8 @@
 
 use crate::analysis::jitter::BUILDERS;
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::rules::{Context, Rule};
+use crate::prefilter::{Trigger, Vocab};
+use crate::rules::{Context, Kind, Rule};
 
 pub(crate) static RULE: Rule = Rule {
     name: "backoff-without-jitter",
@@ -17,8 +18,14 @@ pub(crate) static RULE: Rule = Rule {
     default_severity: Severity::Warning,
     fixable: false,
     // Sites and backoff functions carry the analysis' words; a builder chain may carry none.
-    triggers: &["@retry-sites", BUILDERS[0], BUILDERS[1], BUILDERS[2]],
-    check,
+    triggers: &[
+        Trigger::vocab(Vocab::RetrySites),
+        Trigger::word(BUILDERS[0]),
+        Trigger::word(BUILDERS[1]),
+        Trigger::word(BUILDERS[2]),
+    ],
+    context: &[],
+    kind: Kind::File(check),
 };
 
 fn check(cx: &Context) -> Vec<Diagnostic> {

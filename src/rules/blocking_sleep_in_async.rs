@@ -9,7 +9,8 @@
 
 use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix, Severity};
 use crate::fix::slices;
-use crate::rules::{Context, Rule};
+use crate::prefilter::{Trigger, Vocab};
+use crate::rules::{Context, Kind, Rule};
 
 pub(crate) static RULE: Rule = Rule {
     name: "blocking-sleep-in-async",
@@ -18,13 +19,18 @@ pub(crate) static RULE: Rule = Rule {
     default_enabled: true,
     default_severity: Severity::Warning,
     fixable: true,
-    triggers: &["@blocking-sleeps"],
-    check,
+    triggers: &[Trigger::vocab(Vocab::BlockingSleeps)],
+    context: &[],
+    kind: Kind::File(check),
 };
 
 fn check(cx: &Context) -> Vec<Diagnostic> {
     let facts = cx.facts;
     let mut out = Vec::new();
+    // Asked once per file and once per function, not per sleep: a function with thousands of
+    // sleeps must not scan its body (or the file) thousands of times.
+    let tokio = cx.facts.imports.mentions_crate("tokio") || cx.src.text.contains("tokio::");
+    let mut not_send = std::collections::HashMap::new();
     for sleep in facts.sleeps.iter().filter(|s| s.blocking) {
         if !facts.runs_on_executor(sleep.function) {
             continue;
@@ -53,7 +59,7 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
             let head = crate::source::Span::new(func.span.start, line.end.min(func.span.end));
             d = d.related(head, "async context");
         }
-        if let Some(fix) = fix(cx, sleep) {
+        if let Some(fix) = fix(cx, sleep, tokio, &mut not_send) {
             d = d.fix(fix);
         }
         out.push(d);
@@ -62,20 +68,28 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
 }
 
 /// `std::thread::sleep(d)` -> `tokio::time::sleep(d).await`, keeping the argument's text.
-fn fix(cx: &Context, sleep: &crate::analysis::Sleep) -> Option<Fix> {
-    let func = &cx.facts.functions[sleep.function?];
+/// `tokio`: evidence of tokio in the file (the rewrite names it, so elsewhere it is a guess);
+/// `not_send`: the `!Send` risk of each function already asked.
+fn fix(
+    cx: &Context,
+    sleep: &crate::analysis::Sleep,
+    tokio: bool,
+    not_send: &mut std::collections::HashMap<usize, bool>,
+) -> Option<Fix> {
+    let f = sleep.function?;
+    let func = &cx.facts.functions[f];
     if !func.is_async {
         return None;
     }
     let args = slices::call_args(&cx.src.text, sleep.span)?;
-    let body = cx.src.slice(func.span);
-    // Evidence of tokio in the file: the rewrite names it, so elsewhere it is a guess.
-    let tokio = cx.facts.imports.mentions_crate("tokio") || cx.src.text.contains("tokio::");
     // A lock guard or `Rc` held across the new `.await` makes the future `!Send`, which
     // `tokio::spawn` rejects: then the fix needs review.
-    let not_send_risk = ["lock()", "borrow_mut()", "borrow()", "Rc::", "RefCell"]
-        .iter()
-        .any(|w| body.contains(w));
+    let not_send_risk = *not_send.entry(f).or_insert_with(|| {
+        let body = cx.src.slice(func.span);
+        ["lock()", "borrow_mut()", "borrow()", "Rc::", "RefCell"]
+            .iter()
+            .any(|w| body.contains(w))
+    });
     Some(Fix {
         title: "wait with `tokio::time::sleep(..).await`".into(),
         applicability: if tokio && !not_send_risk {

@@ -8,7 +8,8 @@
 
 use crate::analysis::requests::ReplayKind;
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::rules::{Context, Rule};
+use crate::prefilter::{Trigger, Vocab};
+use crate::rules::{Context, Kind, Rule};
 
 pub(crate) static RULE: Rule = Rule {
     name: "body-reused-across-attempts",
@@ -18,8 +19,9 @@ pub(crate) static RULE: Rule = Rule {
     default_severity: Severity::Warning,
     fixable: false,
     // Every finding needs a retry site, whose words already wake the prefilter.
-    triggers: &["@retry-sites", "Policy", "+@requests"],
-    check,
+    triggers: &[Trigger::vocab(Vocab::RetrySites), Trigger::word("Policy")],
+    context: &[Trigger::vocab(Vocab::Requests)],
+    kind: Kind::File(check),
 };
 
 const CLONE_HELP: &str = "treat `None` as \"cannot retry\" (send once, or return `timeoutlint_retry::RetryError::NotReplayable`), or rebuild the body from its source per attempt with `timeoutlint_retry`'s body factory";

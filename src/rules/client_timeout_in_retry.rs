@@ -13,11 +13,12 @@
 
 use std::fmt::Write as _;
 
-use crate::analysis::index::{ClientFinding, CrateIndex};
+use crate::analysis::index::ClientFinding;
 use crate::diagnostic::{Applicability, Diagnostic, Fix, Severity};
 use crate::fix::policy_loop::{self, PerAttempt};
+use crate::prefilter::{Trigger, Vocab};
+use crate::rules::{CrateContext, Kind, Rule};
 use crate::source::SourceFile;
-use crate::rules::{Context, Rule};
 
 pub(crate) static RULE: Rule = Rule {
     name: "client-timeout-in-retry",
@@ -26,22 +27,20 @@ pub(crate) static RULE: Rule = Rule {
     default_enabled: true,
     default_severity: Severity::Warning,
     fixable: true,
-    triggers: &["@retry-sites", "@clients", "@whole-file"],
-    check,
+    // A crate rule's files are parsed whole: the index reads every item.
+    triggers: &[
+        Trigger::vocab(Vocab::RetrySites),
+        Trigger::vocab(Vocab::Clients),
+    ],
+    context: &[],
+    kind: Kind::Crate(check),
 };
 
 const HELP: &str = "bound the whole operation: `timeoutlint_retry::RetryPolicy::builder().max_attempts(n).total(budget).attempt_timeout(d).build()?` then `policy.run(|attempt| ..)` and use `attempt.timeout` per request (or wrap the site in `tokio::time::timeout(budget, ..)`)";
 
-fn check(cx: &Context) -> Vec<Diagnostic> {
-    from_index(cx.krate, cx.src, Some(cx.ast))
-}
-
 /// The findings whose timeout call is in `src` (with fixes when its syntax tree is given).
-pub(super) fn from_index(
-    index: &CrateIndex,
-    src: &SourceFile,
-    ast: Option<&syn::File>,
-) -> Vec<Diagnostic> {
+fn check(cx: &CrateContext) -> Vec<Diagnostic> {
+    let (index, src, ast) = (cx.index, cx.src, cx.ast);
     index
         .clients
         .iter()

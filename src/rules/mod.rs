@@ -1,16 +1,55 @@
-//! The rule registry: one line per rule, in the order of the docs and SARIF `rules[]`.
+//! The rule registry: one `mod` line and one entry per rule, in the order of the docs and
+//! SARIF `rules[]`.
 //!
-//! A rule is a `static RULE: Rule` in its own file with a `check` function over the shared
-//! [`Facts`]; it never prints, touches the file system, or calls another rule. Adding a rule is
-//! its file, its doc, its fixture, its snapshot and one line in `registry!` below.
+//! A rule is a `static RULE: Rule` in its own file. Its [`Kind`] says what it reads: a file rule
+//! checks one file's [`Facts`], a crate rule words the crate index's answers for one file, and a
+//! meta rule judges the other rules' findings, so the stage that sees them all makes its
+//! findings. A rule never prints, touches the file system, or calls another rule; where two
+//! rules could report one problem, the [`precedence`] table, applied after every rule ran,
+//! keeps the owner's finding. Adding a rule is its file, its doc, its fixture, its snapshot, one
+//! `mod` line and one entry in [`ALL`] below.
 
 use crate::analysis::index::CrateIndex;
 use crate::analysis::Facts;
 use crate::apis::Apis;
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::prefilter::Trigger;
 use crate::source::SourceFile;
 
-/// Everything a rule may look at for one file.
+pub mod precedence;
+
+mod attempt_timeout_without_budget;
+mod backoff_without_jitter;
+mod blocking_sleep_in_async;
+mod body_reused_across_attempts;
+mod client_timeout_in_retry;
+mod nested_retry;
+mod non_idempotent_retry_without_key;
+mod retry_after_uncapped;
+mod retry_non_transient_status;
+mod suppression_without_reason;
+mod unbounded_retry;
+mod uncancellable_backoff;
+mod unused_suppression;
+
+/// Every rule, in registry order.
+pub static ALL: &[&Rule] = &[
+    &unbounded_retry::RULE,
+    &uncancellable_backoff::RULE,
+    &blocking_sleep_in_async::RULE,
+    &client_timeout_in_retry::RULE,
+    &attempt_timeout_without_budget::RULE,
+    &body_reused_across_attempts::RULE,
+    &non_idempotent_retry_without_key::RULE,
+    &retry_after_uncapped::RULE,
+    &retry_non_transient_status::RULE,
+    &nested_retry::RULE,
+    &backoff_without_jitter::RULE,
+    &unused_suppression::RULE,
+    &suppression_without_reason::RULE,
+];
+
+/// Everything a file rule may look at for one file.
 pub struct Context<'a> {
     /// The file's text and positions.
     pub src: &'a SourceFile,
@@ -20,8 +59,35 @@ pub struct Context<'a> {
     pub facts: &'a Facts,
     /// Library knowledge from `rules/apis.toml` plus configuration.
     pub apis: &'a Apis,
-    /// Cross-file answers for the file's crate (just this file when it is linted alone).
-    pub krate: &'a CrateIndex,
+}
+
+/// Everything a crate rule may look at for one file of a joined crate.
+pub struct CrateContext<'a> {
+    /// The crate's joined answers (just this file when it is linted alone).
+    pub index: &'a CrateIndex,
+    /// The file whose findings are asked for.
+    pub src: &'a SourceFile,
+    /// Its syntax tree, when the file holds a finding of the index (the fixes rewrite loops by
+    /// their syntax); `None` otherwise or when it does not parse whole.
+    pub ast: Option<&'a syn::File>,
+}
+
+/// What a rule reads, and so which pass runs it.
+#[derive(Clone, Copy)]
+pub enum Kind {
+    /// Checks one file's facts, in the per-file pass.
+    File(fn(&Context) -> Vec<Diagnostic>),
+    /// Words the crate index's answers for one file, once the crate is joined.
+    Crate(fn(&CrateContext) -> Vec<Diagnostic>),
+    /// Judges the other rules' findings; its findings are made by the stage named.
+    Meta(Judge),
+}
+
+/// The stage that makes a meta rule's findings, the only one that sees what it judges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Judge {
+    /// `suppression::apply`, after every rule of the file ran: which comments silenced nothing.
+    Suppressions,
 }
 
 /// A rule's static description.
@@ -39,10 +105,13 @@ pub struct Rule {
     /// Whether the rule may attach a fix.
     pub fixable: bool,
     /// Words one of which (ASCII case-insensitive) every file that can hold a finding contains;
-    /// the prefilter skips parsing files with none of any enabled rule's words.
-    pub triggers: &'static [&'static str],
-    /// The check.
-    pub check: fn(&Context) -> Vec<Diagnostic>,
+    /// the prefilter skips parsing files with none of any enabled rule's words. None: every file.
+    pub triggers: &'static [Trigger],
+    /// Words of the items the rule's analysis reads for context (kept by the mask, though they
+    /// do not make a file worth parsing).
+    pub context: &'static [Trigger],
+    /// What it reads, with its check.
+    pub kind: Kind,
 }
 
 impl Rule {
@@ -50,6 +119,12 @@ impl Rule {
     #[must_use]
     pub fn snake_name(&self) -> String {
         self.name.replace('-', "_")
+    }
+
+    /// Is it a crate rule (its findings come from the crate index)?
+    #[must_use]
+    pub fn is_crate_rule(&self) -> bool {
+        matches!(self.kind, Kind::Crate(_))
     }
 }
 
@@ -59,63 +134,30 @@ impl std::fmt::Debug for Rule {
     }
 }
 
-macro_rules! registry {
-    ($($module:ident),* $(,)?) => {
-        $(mod $module;)*
-        /// Every rule, in registry order.
-        pub static ALL: &[&Rule] = &[$(&$module::RULE),*];
-    };
-}
-
-registry! {
-    unbounded_retry,
-    uncancellable_backoff,
-    blocking_sleep_in_async,
-    client_timeout_in_retry,
-    attempt_timeout_without_budget,
-    body_reused_across_attempts,
-    non_idempotent_retry_without_key,
-    retry_after_uncapped,
-    retry_non_transient_status,
-    nested_retry,
-    backoff_without_jitter,
-    unused_suppression,
-    suppression_without_reason,
-}
-
-/// Rules whose findings come from the crate index: when a whole crate is linted, their per-file
-/// findings are replaced by [`crate_findings`] once every file of the crate is summarised.
-pub static CRATE_RULES: &[&Rule] = &[
-    &client_timeout_in_retry::RULE,
-    &attempt_timeout_without_budget::RULE,
-];
-
-/// The findings of the enabled crate-level rules whose primary location is in `src`. The file
-/// is parsed again only when it holds one (its fixes rewrite loops by their syntax).
+/// The findings of the enabled file rules over one file.
 #[must_use]
-pub fn crate_findings(index: &CrateIndex, src: &SourceFile, enabled: &[&Rule]) -> Vec<Diagnostic> {
-    let on = |r: &Rule| enabled.iter().any(|e| e.name == r.name);
-    let ast = if index.has_findings_in(&src.path) {
-        crate::parse::parse(src).ok()
-    } else {
-        None
-    };
-    let mut out = Vec::new();
-    if on(&client_timeout_in_retry::RULE) {
-        out.extend(client_timeout_in_retry::from_index(
-            index,
-            src,
-            ast.as_ref(),
-        ));
-    }
-    if on(&attempt_timeout_without_budget::RULE) {
-        out.extend(attempt_timeout_without_budget::from_index(
-            index,
-            src,
-            ast.as_ref(),
-        ));
-    }
-    out
+pub fn file_findings(cx: &Context, enabled: &[&Rule]) -> Vec<Diagnostic> {
+    enabled
+        .iter()
+        .filter_map(|r| match r.kind {
+            Kind::File(check) => Some(check(cx)),
+            Kind::Crate(_) | Kind::Meta(_) => None,
+        })
+        .flatten()
+        .collect()
+}
+
+/// The findings of the enabled crate rules whose primary location is in `cx.src`.
+#[must_use]
+pub fn crate_findings(cx: &CrateContext, enabled: &[&Rule]) -> Vec<Diagnostic> {
+    enabled
+        .iter()
+        .filter_map(|r| match r.kind {
+            Kind::Crate(check) => Some(check(cx)),
+            Kind::File(_) | Kind::Meta(_) => None,
+        })
+        .flatten()
+        .collect()
 }
 
 /// A duration for a message: whole seconds as `30s`, other seconds to a tenth (`1.5s`), and

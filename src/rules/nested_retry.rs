@@ -6,7 +6,8 @@
 
 use crate::analysis::Cap;
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::rules::{Context, Rule};
+use crate::prefilter::{Trigger, Vocab};
+use crate::rules::{Context, Kind, Rule};
 
 pub(crate) static RULE: Rule = Rule {
     name: "nested-retry",
@@ -16,8 +17,9 @@ pub(crate) static RULE: Rule = Rule {
     default_severity: Severity::Warning,
     fixable: false,
     // The retrying-client names are in `rules/apis.toml`, so the analysis' triggers cover them.
-    triggers: &["@retry-sites"],
-    check,
+    triggers: &[Trigger::vocab(Vocab::RetrySites)],
+    context: &[],
+    kind: Kind::File(check),
 };
 
 fn check(cx: &Context) -> Vec<Diagnostic> {

@@ -21,8 +21,9 @@ use crate::analysis::requests::{Key, Via, Write};
 use crate::analysis::{span_of, RetrySite, SiteKind};
 use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix, Severity};
 use crate::fix::syntax;
+use crate::prefilter::{Trigger, Vocab};
+use crate::rules::{Context, Kind, Rule};
 use crate::source::Span;
-use crate::rules::{Context, Rule};
 
 pub(crate) static RULE: Rule = Rule {
     name: "non-idempotent-retry-without-key",
@@ -32,8 +33,9 @@ pub(crate) static RULE: Rule = Rule {
     default_severity: Severity::Warning,
     fixable: true,
     // Every finding needs a retry site or a retrying middleware, whose words wake the prefilter.
-    triggers: &["@retry-sites", "Policy", "+@requests"],
-    check,
+    triggers: &[Trigger::vocab(Vocab::RetrySites), Trigger::word("Policy")],
+    context: &[Trigger::vocab(Vocab::Requests)],
+    kind: Kind::File(check),
 };
 
 const HELP: &str = "create the key once, before the first attempt, and send it on every attempt: `timeoutlint_retry`'s `policy.request(..).idempotency_key()` does, or retry only errors that prove the request was not delivered";
@@ -125,7 +127,8 @@ fn hoist(
     let init_expr = syntax::find_expr(cx.src, cx.ast, key)?;
     let mut edits = Vec::new();
     let mut exact = true;
-    let (name, stmt, moved, comment) = if let Some(local) = syntax::let_with_init(cx.src, cx.ast, key) {
+    let (name, stmt, moved, comment) =
+        if let Some(local) = syntax::let_with_init(cx.src, cx.ast, key) {
             let (binding, mutable) = let_ident(&local.pat)?;
             // A `mut` key may be changed per attempt on purpose.
             exact &= !mutable;
@@ -141,11 +144,16 @@ fn hoist(
             // Continuation lines keep their place relative to the `let`.
             let from = syntax::indent_before(cx.src, stmt.start).unwrap_or_default();
             let to = indent.unwrap_or_default();
-            let text = cx.src.slice(stmt).replace(&format!("\n{from}"), &format!("\n{to}"));
+            let text = cx
+                .src
+                .slice(stmt)
+                .replace(&format!("\n{from}"), &format!("\n{to}"));
             (binding, text, stmt, comment)
-    } else {
+        } else {
             let name = "idempotency_key".to_string();
-            if syntax::has_word(cx.src.slice(fn_span(cx, site)?), &name) || in_closure(cx, &loop_expr, key) {
+            if syntax::has_word(cx.src.slice(fn_span(cx, site)?), &name)
+                || in_closure(cx, &loop_expr, key)
+            {
                 return None;
             }
             edits.push(Edit {
@@ -154,7 +162,7 @@ fn hoist(
             });
             let stmt = format!("let {name} = {};", cx.src.slice(key));
             (name, stmt, key, None)
-    };
+        };
     // The key's initialiser must not read a name the loop binds: above the loop it would not
     // compile, or would read another binding of that name.
     let reads = syntax::free_names(&init_expr);
@@ -183,7 +191,9 @@ fn hoist(
         },
     });
     Some(Fix {
-        title: format!("create `{name}` once, before the retry loop, so every attempt sends the same key"),
+        title: format!(
+            "create `{name}` once, before the retry loop, so every attempt sends the same key"
+        ),
         applicability: if exact {
             Applicability::MachineApplicable
         } else {
@@ -293,17 +303,38 @@ fn key_uses(cx: &Context, loop_expr: &syn::Expr, name: &str, from: usize) -> Use
         }
         fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
             let s = span_of(self.cx.src, p.span());
-            if p.path.is_ident(self.name) && s.start >= self.from && !self.handled.contains(&s.start) {
+            if p.path.is_ident(self.name)
+                && s.start >= self.from
+                && !self.handled.contains(&s.start)
+            {
                 self.uses.others += 1;
             }
         }
         fn visit_macro(&mut self, m: &'ast syn::Macro) {
             let s = span_of(self.cx.src, m.span());
-            let last = m.path.segments.last().map(|p| p.ident.to_string()).unwrap_or_default();
+            let last = m
+                .path
+                .segments
+                .last()
+                .map(|p| p.ident.to_string())
+                .unwrap_or_default();
             // Formatting macros borrow their arguments.
             let formats = [
-                "format", "print", "println", "eprint", "eprintln", "write", "writeln", "panic",
-                "trace", "debug", "info", "warn", "error", "assert", "assert_eq",
+                "format",
+                "print",
+                "println",
+                "eprint",
+                "eprintln",
+                "write",
+                "writeln",
+                "panic",
+                "trace",
+                "debug",
+                "info",
+                "warn",
+                "error",
+                "assert",
+                "assert_eq",
             ];
             if s.start >= self.from
                 && !formats.contains(&last.as_str())

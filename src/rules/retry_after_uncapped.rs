@@ -19,7 +19,8 @@ use crate::analysis::retry_after::{HINT, SOURCES};
 use crate::analysis::ServerWait;
 use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix, Severity};
 use crate::fix::{scope, slices};
-use crate::rules::{Context, Rule};
+use crate::prefilter::Trigger;
+use crate::rules::{Context, Kind, Rule};
 use crate::source::Span;
 
 pub(crate) static RULE: Rule = Rule {
@@ -30,8 +31,15 @@ pub(crate) static RULE: Rule = Rule {
     default_severity: Severity::Warning,
     fixable: true,
     // The analysis matches exactly these spellings (see `analysis::retry_after`).
-    triggers: &[SOURCES[0], SOURCES[1], SOURCES[2], HINT],
-    check,
+    triggers: &[
+        Trigger::word(SOURCES[0]),
+        // The header name as written in a string: not a word, so matched as text.
+        Trigger::text(SOURCES[1]),
+        Trigger::word(SOURCES[2]),
+        Trigger::word(HINT),
+    ],
+    context: &[],
+    kind: Kind::File(check),
 };
 
 fn check(cx: &Context) -> Vec<Diagnostic> {
@@ -133,7 +141,9 @@ fn cap_fix(cx: &Context, waits: &[&ServerWait]) -> Option<Fix> {
     }
     Some(Fix {
         title: match &deadline_name {
-            Some(n) => format!("cap the server's wait at `{CAP_NAME}` and by the time left before `{n}`"),
+            Some(n) => {
+                format!("cap the server's wait at `{CAP_NAME}` and by the time left before `{n}`")
+            }
             None => format!("cap the server's wait at `{CAP_NAME}`"),
         },
         // Waiting less than the server asked can be answered with another 429, and the 60 s
@@ -167,7 +177,12 @@ fn const_place(cx: &Context, at: Span) -> (usize, String, bool) {
             }
             let close = crate::analysis::span_of(cx.src, brace.span.close()).start;
             let line = cx.src.line_span(cx.src.line_index(span.start));
-            let outer: String = cx.src.slice(line).chars().take_while(|c| c.is_whitespace()).collect();
+            let outer: String = cx
+                .src
+                .slice(line)
+                .chars()
+                .take_while(|c| c.is_whitespace())
+                .collect();
             // Before the closing brace's line when it stands alone, else right before it.
             let close_line = cx.src.line_span(cx.src.line_index(close));
             let alone = cx.src.text[close_line.start..close].trim().is_empty();

@@ -8,7 +8,8 @@
 //! with no status test in sight: whether that error was classified is not visible here.
 
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::rules::{Context, Rule};
+use crate::prefilter::{Trigger, Vocab};
+use crate::rules::{Context, Kind, Rule};
 
 pub(crate) static RULE: Rule = Rule {
     name: "retry-non-transient-status",
@@ -20,8 +21,9 @@ pub(crate) static RULE: Rule = Rule {
     // Every site needs retry evidence, which the analysis' trigger words already cover. A
     // combinator's named operation (`fetch.retry(..)`) holds the status test in an item of its
     // own with no retry word: items naming a status are kept for it.
-    triggers: &["@retry-sites", "+status", "+is_success"],
-    check,
+    triggers: &[Trigger::vocab(Vocab::RetrySites)],
+    context: &[Trigger::word("status"), Trigger::word("is_success")],
+    kind: Kind::File(check),
 };
 
 const HELP: &str = "retry only transient statuses: `match status.as_u16() { 408 | 429 | 500..=599 => retry, _ => return Err(..) }`, or classify with `timeoutlint_retry::Outcome::for_http_status(status, retry_after)` (4xx other than 408/429 is Permanent)";

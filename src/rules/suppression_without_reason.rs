@@ -5,7 +5,8 @@
 //! alone; whether the suppression is used is `unused-suppression`'s question.
 
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::rules::{Context, Rule};
+use crate::prefilter::Trigger;
+use crate::rules::{self, Context, Rule};
 use crate::suppression::{self, Kind};
 
 pub(crate) static RULE: Rule = Rule {
@@ -15,8 +16,9 @@ pub(crate) static RULE: Rule = Rule {
     default_enabled: false,
     default_severity: Severity::Warning,
     fixable: false,
-    triggers: &["timeoutlint:"],
-    check,
+    triggers: &[Trigger::text("timeoutlint:")],
+    context: &[],
+    kind: rules::Kind::File(check),
 };
 
 fn check(cx: &Context) -> Vec<Diagnostic> {

@@ -11,7 +11,8 @@
 
 use crate::analysis::{Cap, RetrySite, SiteKind};
 use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix, Severity};
-use crate::rules::{Context, Rule};
+use crate::prefilter::{Trigger, Vocab};
+use crate::rules::{Context, Kind, Rule};
 
 pub(crate) static RULE: Rule = Rule {
     name: "unbounded-retry",
@@ -20,8 +21,9 @@ pub(crate) static RULE: Rule = Rule {
     default_enabled: true,
     default_severity: Severity::Warning,
     fixable: true,
-    triggers: &["@retry-sites"],
-    check,
+    triggers: &[Trigger::vocab(Vocab::RetrySites)],
+    context: &[],
+    kind: Kind::File(check),
 };
 
 fn check(cx: &Context) -> Vec<Diagnostic> {

@@ -14,7 +14,8 @@ use crate::analysis::Deadline;
 use crate::analysis::{CancelSource, SiteKind, Sleep};
 use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix, Severity};
 use crate::fix::{scope, slices};
-use crate::rules::{Context, Rule};
+use crate::prefilter::{Trigger, Vocab};
+use crate::rules::{Context, Kind, Rule};
 use crate::source::Span;
 
 pub(crate) static RULE: Rule = Rule {
@@ -24,8 +25,9 @@ pub(crate) static RULE: Rule = Rule {
     default_enabled: true,
     default_severity: Severity::Warning,
     fixable: true,
-    triggers: &["@retry-sites"],
-    check,
+    triggers: &[Trigger::vocab(Vocab::RetrySites)],
+    context: &[],
+    kind: Kind::File(check),
 };
 
 const RACE_HELP: &str = "race the wait: `tokio::select! { _ = token.cancelled() => .., _ = sleep(d) => .. }`, or let `timeoutlint_retry::RetryPolicy::run_with_cancel` own the waits";
@@ -33,25 +35,17 @@ const RACE_HELP: &str = "race the wait: `tokio::select! { _ = token.cancelled() 
 fn check(cx: &Context) -> Vec<Diagnostic> {
     let facts = cx.facts;
     let mut out = Vec::new();
-    for (idx, sleep) in facts.sleeps.iter().enumerate() {
-        // `retry-after-uncapped` owns a wait the server chose and nothing caps.
-        if facts.uncapped_server_wait(idx).is_some() {
-            continue;
-        }
+    // A thread sleep on the executor and a server-chosen wait are reported here too when they
+    // fit: `blocking-sleep-in-async` and `retry-after-uncapped` own them through the precedence
+    // table, only where they fired.
+    for sleep in &facts.sleeps {
         let Some(site_idx) = sleep.site else {
             // Not between attempts: a pacing or periodic sleep is not a backoff.
             continue;
         };
         let site = &facts.sites[site_idx];
         // A raced sleep, or one under an outer deadline, is cancelled with it.
-        if sleep.raced
-            || sleep.under_deadline
-            || site.deadline == Some(Deadline::Outer)
-        {
-            continue;
-        }
-        // `blocking-sleep-in-async` owns a thread sleep on the executor.
-        if sleep.blocking && facts.runs_on_executor(sleep.function) {
+        if sleep.raced || sleep.under_deadline || site.deadline == Some(Deadline::Outer) {
             continue;
         }
         let sources = facts.cancel_sources(sleep.function);
@@ -120,18 +114,25 @@ fn race_fix(cx: &Context, sleep: &Sleep, source: &CancelSource) -> Option<Fix> {
     let declared = format!(
         "{}{}",
         cx.src.slice(source.span),
-        cx.src.slice(cx.src.line_span(cx.src.line_index(source.span.start)))
+        cx.src
+            .slice(cx.src.line_span(cx.src.line_index(source.span.start)))
     );
     if !(declared.contains("CancellationToken") || declared.contains("child_token")) {
         return None;
     }
     let name = source.name.trim();
-    if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.') {
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+    {
         return None;
     }
     let whole = slices::awaited(&cx.src.text, sleep.span)?;
     Some(Fix {
-        title: format!("race the wait against `{name}.cancelled()` and stop retrying when it fires"),
+        title: format!(
+            "race the wait against `{name}.cancelled()` and stop retrying when it fires"
+        ),
         // Cancelling now leaves the loop: what runs after it (an error, a fallback) runs on
         // cancellation too, which is a change of control flow to review.
         applicability: Applicability::MaybeIncorrect,
@@ -182,7 +183,12 @@ fn short_constant(duration: &str) -> bool {
         return false;
     };
     let (head, arg) = compact.split_at(open);
-    let Ok(n) = arg.trim_start_matches('(').trim_end_matches(')').replace('_', "").parse::<u64>() else {
+    let Ok(n) = arg
+        .trim_start_matches('(')
+        .trim_end_matches(')')
+        .replace('_', "")
+        .parse::<u64>()
+    else {
         return false;
     };
     match head.rsplit("::").next() {

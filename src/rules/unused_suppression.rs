@@ -1,12 +1,13 @@
 //! `unused-suppression`: a `// timeoutlint: ignore[..]` comment that silences nothing.
 //!
 //! A meta rule: whether a suppression was used depends on every other rule's findings, which a
-//! rule never sees (rules never call each other). So `check` reports nothing and
-//! `suppression::apply`, which runs after all rules of a file, emits this rule's findings when it
-//! is enabled. Its trigger word keeps the prefilter from skipping files that hold suppressions.
+//! rule never sees (rules never call each other). Its kind says so: its findings are made by
+//! `suppression::apply` ([`Judge::Suppressions`]), which runs after all rules of a file, when this
+//! rule is enabled. Its trigger keeps the prefilter from skipping files that hold suppressions.
 
-use crate::diagnostic::{Diagnostic, Severity};
-use crate::rules::{Context, Rule};
+use crate::diagnostic::Severity;
+use crate::prefilter::Trigger;
+use crate::rules::{Judge, Kind, Rule};
 
 pub(crate) static RULE: Rule = Rule {
     name: "unused-suppression",
@@ -15,11 +16,7 @@ pub(crate) static RULE: Rule = Rule {
     default_enabled: true,
     default_severity: Severity::Warning,
     fixable: true,
-    triggers: &["timeoutlint:"],
-    check,
+    triggers: &[Trigger::text("timeoutlint:")],
+    context: &[],
+    kind: Kind::Meta(Judge::Suppressions),
 };
-
-fn check(_cx: &Context) -> Vec<Diagnostic> {
-    // Reported by `suppression::apply`, the only place that sees the other rules' findings.
-    Vec::new()
-}

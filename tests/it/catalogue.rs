@@ -1,10 +1,12 @@
 //! The rule catalogue is complete and consistent: every registered rule has its doc, fixture and
 //! snapshot; nothing is orphaned; docs follow the skeleton; `Example` fires exactly once and
-//! `Use instead` never.
+//! `Use instead` never; the rules table says what `--fix` does with each rule and the README
+//! shows that table.
 
 use std::collections::BTreeSet;
 
-use crate::support::{doc_blocks, fixture_files, lint_rule, root};
+use crate::support::{doc_blocks, fixture_dir, fixture_files, lint_crate, lint_rule, root};
+use timeoutlint::diagnostic::Applicability;
 use timeoutlint::rules::ALL;
 
 fn names(dir: &str, suffix: &str) -> BTreeSet<String> {
@@ -91,4 +93,51 @@ fn example_fires_once_and_use_instead_never() {
             );
         }
     }
+}
+
+/// The `fix` column of `timeoutlint rules` says what `--fix` does with the rule's fixes: the best
+/// applicability its fixtures reach (they hold every shape a rule fixes). `unbounded-retry`
+/// once said "yes" for a fix that only ever carries a placeholder.
+#[test]
+fn the_fix_column_says_what_fix_applies() {
+    let table = timeoutlint::cli::rules_table();
+    for r in ALL {
+        let diags: Vec<_> = if let Some(dir) = fixture_dir(r) {
+            lint_crate(&dir, &[r], true)
+                .into_iter()
+                .flat_map(|(_, d)| d)
+                .collect()
+        } else {
+            let path = &fixture_files(r)[0];
+            let rel = path.strip_prefix(root()).unwrap().to_string_lossy();
+            lint_rule(&rel, &std::fs::read_to_string(path).unwrap(), r).1
+        };
+        let best = diags
+            .iter()
+            .filter_map(|d| d.fix.as_ref().map(|f| f.applicability))
+            .min();
+        let want = match best {
+            Some(Applicability::MachineApplicable) => "yes",
+            Some(Applicability::MaybeIncorrect) => "unsafe",
+            Some(Applicability::HasPlaceholders) => "placeholder",
+            Some(Applicability::Unspecified) | None => "no",
+        };
+        let row = table
+            .lines()
+            .find(|l| l.starts_with(&format!("| `{}` |", r.name)))
+            .unwrap_or_else(|| panic!("{}: not in the table", r.name));
+        let column = row.split(" | ").nth(2).unwrap();
+        assert_eq!(column, want, "{}: fix column, best fix {best:?}", r.name);
+    }
+}
+
+/// The README's rules table is the one `timeoutlint rules` prints.
+#[test]
+fn readme_shows_the_rules_table() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let table = timeoutlint::cli::rules_table();
+    assert!(
+        readme.contains(&table),
+        "README.md's rules table differs from `timeoutlint rules`:\n{table}"
+    );
 }

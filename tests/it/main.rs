@@ -7,8 +7,14 @@
 mod adopt;
 mod catalogue;
 mod cli;
+mod edge;
 mod emit;
 mod fixes;
 mod fixtures;
+mod independence;
+mod layering;
 mod precedence;
+mod recipes;
+mod safe_writes;
+mod scaling;
 mod support;

@@ -34,6 +34,27 @@ pub fn lint_text(path: &str, text: &str, only: &[&'static Rule]) -> (SourceFile,
     (src, report.diagnostics)
 }
 
+/// Lint one text as `path` (relative to the config file's directory) with every default rule
+/// and the configuration `toml`, the way a run would.
+pub fn lint_text_with_config(path: &str, text: &str, toml: &str) -> (SourceFile, Vec<Diagnostic>) {
+    let dir = Path::new("/project");
+    let found = timeoutlint::config::Found {
+        path: dir.join("timeoutlint.toml"),
+        config: timeoutlint::config::parse(toml).unwrap(),
+    };
+    let resolved = timeoutlint::config::resolve(
+        Some(&found),
+        &timeoutlint::config::CliSelection::default(),
+        dir,
+        &[PathBuf::from(path)],
+    )
+    .unwrap();
+    let src = SourceFile::new(path, text);
+    let report = lint_source(&src, &resolved.lint_config());
+    assert!(report.error.is_none(), "{path}: {:?}", report.error);
+    (src, report.diagnostics)
+}
+
 /// Lint one text with `rule` alone and return its findings. A meta rule (`unused-suppression`)
 /// judges the other rules' findings, so it runs with every rule and only its own findings are
 /// kept: alone it could never see a suppression that silences something.
@@ -167,4 +188,27 @@ pub fn doc_blocks(doc: &str, heading: &str) -> Vec<String> {
         rest = rest.get(3..).unwrap_or("");
     }
     out
+}
+
+/// One file through what a directory run does with it: the per-file pass (prefilter and
+/// masking on, every rule), suppressions and configuration, then the human rendering of its
+/// findings. Runs on a thread with the CLI workers' stack, as the CLI does. Returns the number
+/// of findings and whether the file could be analysed.
+pub fn lint_as_cli(text: &str) -> (usize, bool) {
+    let text = text.to_string();
+    std::thread::Builder::new()
+        .stack_size(timeoutlint::parse::WORKER_STACK)
+        .spawn(move || {
+            let c = config(&[], true);
+            let src = SourceFile::new("src/big.rs", text);
+            let mut r = timeoutlint::lint::lint_per_file(&src, &c);
+            timeoutlint::lint::finish(&src, &c, &mut r.diagnostics);
+            let n = r.diagnostics.len();
+            let ok = r.error.is_none();
+            let _ = human(src, r.diagnostics, rules::ALL);
+            (n, ok)
+        })
+        .expect("a worker thread starts")
+        .join()
+        .expect("no panic")
 }
