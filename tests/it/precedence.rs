@@ -167,7 +167,11 @@ fn retry_after_wins_over_uncancellable_backoff_on_one_sleep() {
         .map(|d| d.rule.name)
         .collect();
     // RULES.md puts the Retry-After finding at the sleep, so the owner is the only one there.
-    assert_eq!(on_sleep, ["retry-after-uncapped"], "sleep reported by {on_sleep:?}");
+    assert_eq!(
+        on_sleep,
+        ["retry-after-uncapped"],
+        "sleep reported by {on_sleep:?}"
+    );
     let uncancellable = by_name("uncancellable-backoff").unwrap();
     assert!(
         diags.iter().all(|d| !std::ptr::eq(d.rule, uncancellable)),
