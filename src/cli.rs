@@ -304,7 +304,7 @@ pub fn lint_paths_reading(
             errors.push(e);
         }
         if let Some(src) = src {
-            lint::finish(&src, config, &mut report.diagnostics);
+            lint::finish(&src, config, &mut report.diagnostics, &report.test_code);
             if !report.diagnostics.is_empty() {
                 out.push((src, report.diagnostics));
             }

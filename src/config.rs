@@ -33,6 +33,7 @@ const TOP_KEYS: &[&str] = &[
     "ignore",
     "exclude",
     "per-file-ignores",
+    "lint-tests",
     "rules",
     "apis",
 ];
@@ -82,6 +83,8 @@ pub struct FileConfig {
     pub per_file_ignores: Vec<(String, Vec<String>)>,
     /// `[rules]`: rule -> level; a level other than `off` also enables the rule.
     pub levels: Vec<(String, Level)>,
+    /// `lint-tests`: lint test code too (`#[cfg(test)]`, `#[test]`, `tests/`), off by default.
+    pub lint_tests: Option<bool>,
     /// `[apis]`: library knowledge in the `rules/apis.toml` schema, merged into the built-in.
     pub apis: Option<Apis>,
     /// `[apis]` as written, for `timeoutlint config` (schema-agnostic, so sections added to
@@ -155,6 +158,8 @@ pub struct Resolved {
     pub settings: FileSettings,
     /// Exclude globs: the config's and the command line's.
     pub excludes: Vec<String>,
+    /// Lint test code as production code (`lint-tests`).
+    pub lint_tests: bool,
     /// The config file used, if any.
     pub file: Option<PathBuf>,
     /// `timeoutlint config`'s listing: key, value, origin.
@@ -167,6 +172,7 @@ impl Resolved {
     pub fn lint_config(&self) -> Config {
         let mut c = Config::new(self.rules.clone(), self.apis.clone());
         c.settings = self.settings.clone();
+        c.lint_tests = self.lint_tests;
         c
     }
 }
@@ -340,6 +346,13 @@ fn from_table(t: &toml::Table, prefix: &str) -> Result<FileConfig, String> {
                     let rules = rule_list(rules, &format!("{at}.\"{glob}\""))?;
                     c.per_file_ignores.push((glob.clone(), rules));
                 }
+            }
+            "lint-tests" => {
+                c.lint_tests = Some(
+                    value
+                        .as_bool()
+                        .ok_or_else(|| format!("`{at}` must be true or false"))?,
+                );
             }
             "rules" => {
                 let table = value
@@ -618,6 +631,10 @@ pub fn resolve(
         None => fc.exclude.clone(),
     };
     excludes.extend(cli.exclude.iter().cloned());
+    let lint_tests = fc.lint_tests.unwrap_or(false);
+    if let Some(v) = fc.lint_tests {
+        prov.push(("lint-tests".into(), v.to_string(), file_origin.clone()));
+    }
     Ok(Resolved {
         rules,
         apis,
@@ -627,6 +644,7 @@ pub fn resolve(
             base,
         },
         excludes,
+        lint_tests,
         file: found.map(|f| f.path.clone()),
         provenance: prov,
     })
@@ -797,7 +815,7 @@ mod tests {
             check("[rules]\nsuppression-without-reason = \"error\"", &none)
                 .contains("suppression-without-reason")
         );
-        insta::assert_snapshot!(check("selct = []", &none), @"error: unknown key `selct` (did you mean `select`?); known keys: select, extend-select, ignore, exclude, per-file-ignores, rules, apis");
+        insta::assert_snapshot!(check("selct = []", &none), @"error: unknown key `selct` (did you mean `select`?); known keys: select, extend-select, ignore, exclude, per-file-ignores, lint-tests, rules, apis");
         insta::assert_snapshot!(check("ignore = [\"unbounded-retyr\"]", &none), @"error: unknown rule `unbounded-retyr` in `ignore` (did you mean `unbounded-retry`?); `timeoutlint rules` lists them");
         insta::assert_snapshot!(check("[rules]\nunbounded-retry = \"eror\"", &none), @"error: unknown level `eror` in `rules.unbounded-retry` (did you mean `error`?); use one of error, warning, note, off");
         // The list of expected fields grows with apis.toml; the message's shape is what matters.

@@ -18,12 +18,13 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use crate::analysis;
 use crate::analysis::clients::{self, ClientSummary};
 use crate::analysis::index::CrateIndex;
+use crate::analysis::test_code;
 use crate::apis::Apis;
 use crate::diagnostic::{Diagnostic, FileError};
 use crate::parse;
 use crate::prefilter::{Groups, Prefilter, Trigger, TriggerSet, Vocab};
 use crate::rules::{self, Context, CrateContext, Rule};
-use crate::source::SourceFile;
+use crate::source::{SourceFile, Span};
 
 /// The crate join's own trigger set: a directory run joins a crate only when its first pass
 /// finds a retry site, so that pass must parse every file that can hold one, whatever file rules
@@ -46,6 +47,9 @@ pub struct Config {
     words: Prefilter,
     /// Join each crate's files for the cross-file rules (`lint_paths` only).
     pub crate_index: bool,
+    /// Lint test code too; by default it is stripped before the analysis sees it
+    /// ([`analysis::test_code`]).
+    pub lint_tests: bool,
 }
 
 impl Config {
@@ -82,6 +86,7 @@ impl Config {
             settings: crate::config::FileSettings::default(),
             words,
             crate_index: true,
+            lint_tests: false,
         }
     }
 
@@ -109,6 +114,9 @@ pub struct FileReport {
     pub parsed: bool,
     /// The file has a retry site: its crate is worth joining ([`lint_per_file`] only).
     pub has_sites: bool,
+    /// The test items stripped before the analysis ran: a suppression comment there is not
+    /// judged either ([`finish`]).
+    pub test_code: Vec<Span>,
 }
 
 /// Which pass is running.
@@ -133,7 +141,7 @@ impl Pass {
 /// Lint one file as its own crate: every enabled rule, findings finished.
 #[must_use]
 pub fn lint_source(src: &SourceFile, config: &Config) -> FileReport {
-    if config.prefilter && !config.may_match(&src.text) {
+    if is_test_file(src, config) || (config.prefilter && !config.may_match(&src.text)) {
         return FileReport::default();
     }
     isolated(src, || lint_parsed(src, config, Pass::Alone))
@@ -144,7 +152,9 @@ pub fn lint_source(src: &SourceFile, config: &Config) -> FileReport {
 /// [`finish`]ed: suppressions must see the crate's findings too.
 #[must_use]
 pub fn lint_per_file(src: &SourceFile, config: &Config) -> FileReport {
-    if config.prefilter && !config.words.may_match(&src.text, Pass::PerFile.groups()) {
+    if is_test_file(src, config)
+        || (config.prefilter && !config.words.may_match(&src.text, Pass::PerFile.groups()))
+    {
         return FileReport::default();
     }
     isolated(src, || lint_parsed(src, config, Pass::PerFile))
@@ -157,11 +167,12 @@ pub fn summarize_whole(
     src: &SourceFile,
     config: &Config,
 ) -> Result<Option<ClientSummary>, FileError> {
-    if !config.words.may_match(&src.text, Groups::CRATE) {
+    if is_test_file(src, config) || !config.words.may_match(&src.text, Groups::CRATE) {
         return Ok(None);
     }
     let result = catch_unwind(AssertUnwindSafe(|| {
-        let ast = parse::parse_text(src, &src.text)?;
+        let mut ast = parse::parse_text(src, &src.text)?;
+        strip_tests(&mut ast, src, config);
         let facts = analysis::sites(&ast, src, &config.apis);
         let summary = clients::summarize(&ast, src, &config.apis, &facts);
         Ok((!summary.is_empty()).then_some(summary))
@@ -190,12 +201,20 @@ pub fn crate_findings(index: &CrateIndex, src: &SourceFile, config: &Config) -> 
 
 /// Apply the precedence table (every rule has run), the file's suppression comments, then
 /// configuration (per-file ignores, levels), and sort: the last step of every file's findings.
-pub fn finish(src: &SourceFile, config: &Config, diagnostics: &mut Vec<Diagnostic>) {
+/// `test_code` is what [`FileReport::test_code`] says was stripped: a suppression comment there
+/// silenced nothing the analysis could see, and is not reported either.
+pub fn finish(
+    src: &SourceFile,
+    config: &Config,
+    diagnostics: &mut Vec<Diagnostic>,
+    test_code: &[Span],
+) {
     rules::precedence::apply(diagnostics, |r| {
         config.rules.iter().any(|e| std::ptr::eq(*e, r))
             && !config.settings.ignored(&src.path, r.name)
     });
     crate::suppression::apply(src, &config.rules, &config.settings, diagnostics);
+    diagnostics.retain(|d| !test_code::covers(test_code, d.primary.start));
     crate::config::adjust(src, &config.settings, diagnostics);
     sort(diagnostics);
 }
@@ -235,7 +254,7 @@ fn lint_parsed(src: &SourceFile, config: &Config, pass: Pass) -> FileReport {
     } else {
         None
     };
-    let ast = match parse::parse_text(src, masked.as_deref().unwrap_or(&src.text)) {
+    let mut ast = match parse::parse_text(src, masked.as_deref().unwrap_or(&src.text)) {
         Ok(ast) => ast,
         Err(e) => {
             return FileReport {
@@ -244,6 +263,7 @@ fn lint_parsed(src: &SourceFile, config: &Config, pass: Pass) -> FileReport {
             }
         }
     };
+    let tests = strip_tests(&mut ast, src, config);
     let facts = analysis::analyze(&ast, src, &config.apis);
     let cx = Context {
         src,
@@ -263,13 +283,30 @@ fn lint_parsed(src: &SourceFile, config: &Config, pass: Pass) -> FileReport {
         diagnostics.extend(rules::crate_findings(&cx, &config.rules));
     }
     if pass == Pass::Alone {
-        finish(src, config, &mut diagnostics);
+        finish(src, config, &mut diagnostics, &tests);
     }
     FileReport {
         diagnostics,
         error: None,
         parsed: true,
         has_sites: !facts.sites.is_empty(),
+        test_code: tests,
+    }
+}
+
+/// Is the whole file test code that this run leaves alone (`lint-tests` off)?
+fn is_test_file(src: &SourceFile, config: &Config) -> bool {
+    !config.lint_tests && test_code::is_test_path(&src.path)
+}
+
+/// Remove the test items from `ast` unless the run lints tests; the ranges they covered.
+/// Masking keeps every item a finding or a suppression comment could be in, so the masked and
+/// the whole tree lose the same items.
+fn strip_tests(ast: &mut syn::File, src: &SourceFile, config: &Config) -> Vec<Span> {
+    if config.lint_tests {
+        Vec::new()
+    } else {
+        test_code::strip(ast, src)
     }
 }
 

@@ -25,6 +25,7 @@ mod optional_cap;
 pub mod retry_after;
 mod shapes;
 mod status;
+pub mod test_code;
 
 use std::collections::BTreeSet;
 

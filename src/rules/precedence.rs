@@ -29,9 +29,9 @@ pub struct Precedence {
 pub enum Site {
     /// Its primary span is the site (both rules point at the same call).
     Primary,
-    /// Its related spans are the sites (one finding per server value, related to every wait
-    /// the value reaches).
-    Related,
+    /// Its primary and related spans are the sites (one finding per server value, at the first
+    /// wait it reaches and related to the others).
+    PrimaryAndRelated,
 }
 
 /// The table, in RULES.md's order.
@@ -45,7 +45,7 @@ pub static TABLE: &[Precedence] = &[
     Precedence {
         winner: &retry_after_uncapped::RULE,
         loser: &uncancellable_backoff::RULE,
-        site: Site::Related,
+        site: Site::PrimaryAndRelated,
         why: "a wait the server chose needs a cap, which also bounds what cancelling could cut",
     },
 ];
@@ -64,7 +64,9 @@ pub fn apply(diags: &mut Vec<Diagnostic>, applies: impl Fn(&Rule) -> bool) {
                 .filter(move |d| std::ptr::eq(d.rule, p.winner))
                 .flat_map(move |d| match p.site {
                     Site::Primary => vec![(i, d.primary)],
-                    Site::Related => d.related.iter().map(|r| (i, r.span)).collect(),
+                    Site::PrimaryAndRelated => std::iter::once((i, d.primary))
+                        .chain(d.related.iter().map(|r| (i, r.span)))
+                        .collect(),
                 })
         })
         .collect();

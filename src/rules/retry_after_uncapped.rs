@@ -2,7 +2,8 @@
 //! in an error body) with nothing capping it.
 //!
 //! Asks the facts for server-chosen waits that reach their sleep uncapped and reports each place
-//! the value is chosen once, however many sleeps use it. Whether the wait sits at a retry site
+//! the value is chosen once, however many sleeps use it, at the first sleep (RULES.md's primary
+//! location), with the place the value is read as related. Whether the wait sits at a retry site
 //! does not matter: waiting as long as the server says is a retry wait wherever it is written.
 //! Deliberately absent: a value carried through a struct field or a helper's return value.
 //!
@@ -53,17 +54,24 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
     }
     by_origin
         .into_iter()
-        .map(|((start, end), waits)| {
+        .map(|((start, end), mut waits)| {
+            // RULES.md puts the finding at the sleep that waits the server's value (the first, when
+            // several do), with the place the value is read as related: the wait is the problem.
+            waits.sort_by_key(|w| (w.wait.start, w.wait.end));
+            let origin = Span::new(start, end);
             let mut d = Diagnostic::new(
                 &RULE,
-                Span::new(start, end),
+                waits[0].wait,
                 "server-chosen wait (`Retry-After`) is slept with no cap by a maximum or the time left",
             )
             .label("the server decides how long this waits")
             .note("a misconfigured or hostile server can park the caller for hours (`Retry-After: 86400`), past any deadline")
             .help("cap it: `retry_after.min(max_wait).min(deadline.saturating_duration_since(Instant::now()))`, or let `timeoutlint_retry::RetryPolicy::builder().retry_after_cap(..)` honour it within the budget");
-            for w in &waits {
-                d = d.related(w.wait, "waits the server's delay here");
+            if !waits[0].wait.contains(origin) {
+                d = d.related(origin, "the server's value is read here");
+            }
+            for w in &waits[1..] {
+                d = d.related(w.wait, "waits the server's delay here too");
             }
             match cap_fix(cx, &waits) {
                 Some(fix) => d.fix(fix),

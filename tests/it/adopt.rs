@@ -144,7 +144,7 @@ fn config_errors_say_where_and_suggest() {
     }
     insta::assert_snapshot!(out, @r#"
 exit 2
-error: [DIR]/timeoutlint.toml: unknown key `exlude` (did you mean `exclude`?); known keys: select, extend-select, ignore, exclude, per-file-ignores, rules, apis
+error: [DIR]/timeoutlint.toml: unknown key `exlude` (did you mean `exclude`?); known keys: select, extend-select, ignore, exclude, per-file-ignores, lint-tests, rules, apis
 exit 2
 error: [DIR]/timeoutlint.toml: unknown rule `unbounded-retyr` in `rules.unbounded-retyr` (did you mean `unbounded-retry`?); `timeoutlint rules` lists them
 exit 2

@@ -45,7 +45,10 @@ fn owned_by(winner: &Rule, d: &(String, Diagnostic), all: &[(String, Diagnostic)
                     && std::ptr::eq(w.rule, winner)
                     && match p.site {
                         Site::Primary => w.primary == d.1.primary,
-                        Site::Related => w.related.iter().any(|r| r.span == d.1.primary),
+                        Site::PrimaryAndRelated => {
+                            w.primary == d.1.primary
+                                || w.related.iter().any(|r| r.span == d.1.primary)
+                        }
                     }
             })
     })

@@ -18,3 +18,4 @@ mod recipes;
 mod safe_writes;
 mod scaling;
 mod support;
+mod test_code;

@@ -202,7 +202,7 @@ pub fn lint_as_cli(text: &str) -> (usize, bool) {
             let c = config(&[], true);
             let src = SourceFile::new("src/big.rs", text);
             let mut r = timeoutlint::lint::lint_per_file(&src, &c);
-            timeoutlint::lint::finish(&src, &c, &mut r.diagnostics);
+            timeoutlint::lint::finish(&src, &c, &mut r.diagnostics, &r.test_code);
             let n = r.diagnostics.len();
             let ok = r.error.is_none();
             let _ = human(src, r.diagnostics, rules::ALL);
