@@ -36,7 +36,6 @@ use timeoutlint::fix::{self, Level};
 use timeoutlint::lint::{lint_per_file, lint_source, Config, FileReport};
 use timeoutlint::mask;
 use timeoutlint::parse::{self, WORKER_STACK};
-use timeoutlint::prefilter::Prefilter;
 use timeoutlint::rules;
 use timeoutlint::source::SourceFile;
 use timeoutlint::walk;
@@ -52,8 +51,8 @@ struct Setup {
     whole: Config,
     /// A cargo target for the fuzzed file, so cargo-JSON renders its full envelope.
     crates: BTreeMap<String, CrateTarget>,
-    /// The words of the CLI's default rules: the masking real runs do.
-    default_words: Prefilter,
+    /// The CLI's default rules: the masking real runs do.
+    default_config: Config,
 }
 
 fn setup() -> &'static Setup {
@@ -80,7 +79,7 @@ fn setup() -> &'static Setup {
             filtered: every_rule(),
             whole,
             crates: BTreeMap::from([(PATH.to_string(), target)]),
-            default_words: Prefilter::new(&defaults, &Apis::builtin()),
+            default_config: Config::new(defaults, Apis::builtin()),
         };
         let mut every = report(None, Vec::new());
         every.rules = rules::ALL.to_vec();
@@ -174,7 +173,10 @@ fn check_masks_parse(src: &SourceFile, s: &Setup) {
             }
         }
     };
-    check("the default words", mask::mask(&src.text, &s.default_words));
+    check(
+        "the default rules' words",
+        s.default_config.masked(&src.text),
+    );
     for seed in 0..4 {
         check(
             &format!("sample {seed}"),
