@@ -62,6 +62,7 @@ pub mod cli;
 pub mod config;
 pub mod console;
 pub mod diagnostic;
+pub mod driver;
 pub mod emit;
 pub mod fix;
 pub mod fix_edge;
