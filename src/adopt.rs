@@ -11,12 +11,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::baseline::{self, Baseline, Outcome};
 use crate::config::{self, CliSelection, Resolved};
+use crate::driver::{DONE, TOTAL};
 use crate::emit::Report;
 use crate::source::SourceFile;
 use crate::walk;
@@ -168,7 +169,7 @@ pub fn run_command(cmd: &AdoptCommand, out: &mut dyn Write) -> anyhow::Result<u8
             let lint_config = resolved.lint_config();
             let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
             let mut report =
-                crate::cli::lint_paths(&p.paths, &resolved.excludes, &lint_config, threads);
+                crate::driver::lint_paths(&p.paths, &resolved.excludes, &lint_config, threads);
             if !report.errors.is_empty() {
                 for e in &report.errors {
                     eprintln!("error: {}: {}", e.path, e.message);
@@ -214,7 +215,7 @@ fn read_baseline(path: &Path) -> anyhow::Result<Baseline> {
 }
 
 /// The display paths of the files a lint of `paths` covers (a second walk: cheap next to the
-/// analysis, and it keeps `lint_paths` unchanged).
+/// analysis, and it keeps `driver::lint_paths` unchanged).
 fn linted_set(
     paths: &[PathBuf],
     excludes: &[String],
@@ -720,21 +721,6 @@ pub fn with_suppressions<'a>(
         inserted,
         nowhere,
     }
-}
-
-/// Files done and to do, bumped by `cli::lint_paths`; read by the progress thread.
-static TOTAL: AtomicUsize = AtomicUsize::new(0);
-static DONE: AtomicUsize = AtomicUsize::new(0);
-
-/// Called by `lint_paths` once the walk is done.
-pub fn progress_total(n: usize) {
-    DONE.store(0, Ordering::Relaxed);
-    TOTAL.store(n, Ordering::Relaxed);
-}
-
-/// Called by `lint_paths` after each file.
-pub fn progress_tick() {
-    DONE.fetch_add(1, Ordering::Relaxed);
 }
 
 fn spawn_progress() -> (Arc<AtomicBool>, std::thread::JoinHandle<()>) {

@@ -9,8 +9,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::cli::Overlay;
 use crate::diagnostic::{Diagnostic, FileError};
+use crate::driver::{self, Overlay};
 use crate::emit::Report;
 use crate::fix::{self, Level};
 use crate::source::SourceFile;
@@ -101,7 +101,7 @@ pub fn run(
             .collect();
         let mut errors = Vec::new();
         let next: Vec<Option<(String, usize, bool)>> =
-            crate::cli::parallel(todo.len(), threads, &mut errors, |i| {
+            driver::parallel(todo.len(), threads, &mut errors, |i| {
                 let (src, diags) = todo[i];
                 let chosen = fix::select(diags, level);
                 let text = fix::apply(&src.text, &chosen);

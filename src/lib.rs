@@ -6,7 +6,7 @@
 //! meta rules, `rules::Kind`) -> `rules::precedence` -> `suppression` / `config` -> `fix` ->
 //! `emit::*`, with `config` deciding what runs and `baseline` hiding known findings before
 //! output. No module imports one above it (`tests/it/layering.rs`, with the back-edges left).
-//! Cross-file rules read a crate index (`analysis::index`) joined in `cli` from small per-file
+//! Cross-file rules read a crate index (`analysis::index`) joined in `driver` from small per-file
 //! summaries (`analysis::clients`), one crate per nearest `Cargo.toml`; no syntax tree outlives
 //! its file's pass. A directory run has two passes (`lint`): every file without the crate rules,
 //! then whole-file summaries only for the crates where the first pass found a retry site, joined
@@ -62,6 +62,7 @@ pub mod cli;
 pub mod config;
 pub mod console;
 pub mod diagnostic;
+pub mod driver;
 pub mod emit;
 pub mod fix;
 pub mod fix_edge;

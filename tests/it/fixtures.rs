@@ -234,7 +234,7 @@ fn a_directory_run_of_one_file_equals_linting_it_alone() {
             let shown = rel.to_string_lossy().replace('\\', "/");
             let text = std::fs::read_to_string(&path).unwrap();
             let alone = lint_source(&SourceFile::new(shown.clone(), text), &config).diagnostics;
-            let run = timeoutlint::cli::lint_paths(&[rel.to_path_buf()], &[], &config, 2);
+            let run = timeoutlint::driver::lint_paths(&[rel.to_path_buf()], &[], &config, 2);
             assert!(run.errors.is_empty(), "{:?}", run.errors);
             let dir: Vec<_> = run.files.into_iter().flat_map(|(_, d)| d).collect();
             let show = |ds: &[timeoutlint::diagnostic::Diagnostic]| -> Vec<String> {

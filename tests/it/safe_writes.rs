@@ -159,18 +159,18 @@ fn fixes_are_not_written_over_an_edit_or_a_deletion_made_during_the_run() {
     let d = r.path().to_path_buf();
     let config = lint_config();
     let paths = vec![d.clone()];
-    let first = timeoutlint::cli::lint_paths(&paths, &[], &config, 2);
+    let first = timeoutlint::driver::lint_paths(&paths, &[], &config, 2);
     assert_eq!(first.files.len(), 3);
     let edited = "// the user's edit, made while timeoutlint ran\nfn mine() {}\n";
     let mut relints = 0;
-    let mut relint = |overlay: &timeoutlint::cli::Overlay| {
+    let mut relint = |overlay: &timeoutlint::driver::Overlay| {
         if relints == 0 {
             // The user saves `a.rs` and deletes `b.rs` while the fixes are being worked out.
             std::fs::write(d.join("a.rs"), edited).unwrap();
             std::fs::remove_file(d.join("b.rs")).unwrap();
         }
         relints += 1;
-        timeoutlint::cli::lint_paths_with(&paths, &[], &config, 2, overlay)
+        timeoutlint::driver::lint_paths_with(&paths, &[], &config, 2, overlay)
     };
     let mut out = Vec::new();
     let Ok(Outcome::Fixed(report)) = fix_run(&fix_args(), first, 2, &mut out, &mut relint) else {
@@ -551,7 +551,7 @@ fn a_file_changed_between_the_passes_is_an_error_not_a_mix() {
     let callers = dir.join("clients.rs");
     let config = lint_config();
     let paths = vec![dir.clone()];
-    let plain = timeoutlint::cli::lint_paths(&paths, &[], &config, 1);
+    let plain = timeoutlint::driver::lint_paths(&paths, &[], &config, 1);
     assert!(
         plain.files.iter().any(|(f, _)| f.real_path == callers),
         "the fixture has findings in clients.rs"
@@ -565,7 +565,7 @@ fn a_file_changed_between_the_passes_is_an_error_not_a_mix() {
         }
         Ok(text)
     };
-    let report = timeoutlint::cli::lint_paths_reading(&paths, &[], &config, 1, &read);
+    let report = timeoutlint::driver::lint_paths_reading(&paths, &[], &config, 1, &read);
     assert!(
         reads.load(Ordering::SeqCst) >= 2,
         "pass 2 read the file again"

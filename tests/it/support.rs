@@ -81,7 +81,7 @@ pub fn lint_crate(
     let rel = dir.strip_prefix(root()).unwrap_or(dir).to_path_buf();
     let saved = std::env::current_dir().unwrap();
     assert_eq!(saved, root(), "integration tests run from the package root");
-    let report = timeoutlint::cli::lint_paths(&[rel], &[], &c, 2);
+    let report = timeoutlint::driver::lint_paths(&[rel], &[], &c, 2);
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     let mut out: Vec<(SourceFile, Vec<Diagnostic>)> = report.files;
     let mut all = Vec::new();
