@@ -3,7 +3,7 @@
 //!
 //! The pipeline runs in one direction:
 //! `walk` -> `prefilter` / `mask` -> `parse` -> `analysis::Facts` -> `rules::*` (file, crate and
-//! meta rules, `rules::Kind`) -> `rules::precedence` -> `suppression` / `config` -> `fix` ->
+//! meta rules, `rules::Kind`) -> `precedence` -> `suppression` / `config` -> `fix` ->
 //! `emit::*`, with `config` deciding what runs and `baseline` hiding known findings before
 //! output. No module imports one above it (`tests/it/layering.rs`, with the back-edges left).
 //! Cross-file rules read a crate index (`analysis::index`) joined in `driver` from small per-file
@@ -69,6 +69,7 @@ pub mod fix_edge;
 pub mod lint;
 pub mod mask;
 pub mod parse;
+pub mod precedence;
 pub mod prefilter;
 pub mod regions;
 pub mod rules;

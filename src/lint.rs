@@ -221,7 +221,7 @@ pub fn finish(
     diagnostics: &mut Vec<Diagnostic>,
     test_code: &[Span],
 ) {
-    rules::precedence::apply(diagnostics, |r| {
+    crate::precedence::apply(diagnostics, |r| {
         config.rules.iter().any(|e| std::ptr::eq(*e, r))
             && !config.settings.ignored(&src.path, r.name)
     });

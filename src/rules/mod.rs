@@ -16,20 +16,19 @@ use crate::diagnostic::{Diagnostic, Severity};
 use crate::prefilter::Trigger;
 use crate::source::SourceFile;
 
-pub mod precedence;
-
+// The three rules the precedence table names are visible to it (`crate::precedence`).
 mod attempt_timeout_without_budget;
 mod backoff_without_jitter;
-mod blocking_sleep_in_async;
+pub(crate) mod blocking_sleep_in_async;
 mod body_reused_across_attempts;
 mod client_timeout_in_retry;
 mod nested_retry;
 mod non_idempotent_retry_without_key;
-mod retry_after_uncapped;
+pub(crate) mod retry_after_uncapped;
 mod retry_non_transient_status;
 mod suppression_without_reason;
 mod unbounded_retry;
-mod uncancellable_backoff;
+pub(crate) mod uncancellable_backoff;
 mod unused_suppression;
 
 /// Every rule, in registry order.

@@ -5,7 +5,7 @@
 //! suppression naming a rule that does not run is not judged unused).
 
 use timeoutlint::diagnostic::Diagnostic;
-use timeoutlint::rules::precedence::{Site, TABLE};
+use timeoutlint::precedence::{Site, TABLE};
 use timeoutlint::rules::{Kind, Rule, ALL};
 
 use crate::support::{fixture_dir, fixture_files, lint_crate, lint_text, root};

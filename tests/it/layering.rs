@@ -46,10 +46,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "fix::policy_loop",
         ],
     ),
-    (
-        "precedence between rules, after all ran",
-        &["rules::precedence"],
-    ),
+    ("precedence between rules, after all ran", &["precedence"]),
     (
         "suppression comments and configuration",
         &["suppression", "config"],

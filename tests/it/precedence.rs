@@ -7,7 +7,7 @@
 
 use crate::support::lint_text;
 use timeoutlint::diagnostic::Diagnostic;
-use timeoutlint::rules::precedence::TABLE;
+use timeoutlint::precedence::TABLE;
 use timeoutlint::rules::{by_name, Rule, ALL};
 use timeoutlint::source::SourceFile;
 
