@@ -20,59 +20,37 @@ pub fn rust_files(roots: &[PathBuf], excludes: &[String]) -> (Vec<PathBuf>, Vec<
     // Directories to walk, each with its exclusions (globs are relative to their root).
     let mut dirs: Vec<(&PathBuf, ignore::overrides::Override)> = Vec::new();
     for root in roots {
-        let meta = std::fs::symlink_metadata(root);
-        match meta {
-            Err(e) => {
-                push(
-                    &errors,
-                    FileError {
-                        path: display(root),
-                        line: None,
-                        column: None,
-                        message: format!("cannot read: {e}"),
-                    },
-                );
-                continue;
-            }
+        // What is wrong with a root that is not a directory to walk, if anything.
+        let problem = match std::fs::symlink_metadata(root) {
+            Err(e) => Some(format!("cannot read: {e}")),
             Ok(m) if m.is_file() => {
                 push(&files, root.clone());
                 continue;
             }
             // A link named on the command line is not followed either: its target may lie
             // outside the tree, and `--fix` would write there.
-            Ok(m) if m.file_type().is_symlink() => {
-                push(
-                    &errors,
-                    FileError {
-                        path: display(root),
-                        line: None,
-                        column: None,
-                        message:
-                            "is a symbolic link; links are never followed (name its target instead)"
-                                .into(),
-                    },
-                );
-                continue;
-            }
-            Ok(m) if !m.is_dir() => {
-                // A FIFO or device named on the command line: the walker would skip it without
-                // a word, and reading it could block or never end.
-                let kind = crate::bounded::special_file(root).map_or_else(
-                    || "not a regular file or a directory".to_string(),
-                    |k| format!("not a regular file ({k})"),
-                );
-                push(
-                    &errors,
-                    FileError {
-                        path: display(root),
-                        line: None,
-                        column: None,
-                        message: format!("{kind}; not linted"),
-                    },
-                );
-                continue;
-            }
-            Ok(_) => {}
+            Ok(m) if m.file_type().is_symlink() => Some(
+                "is a symbolic link; links are never followed (name its target instead)".into(),
+            ),
+            // A FIFO or device named on the command line: the walker would skip it without a
+            // word, and reading it could block or never end.
+            Ok(m) if !m.is_dir() => Some(crate::bounded::special_file(root).map_or_else(
+                || "not a regular file or a directory; not linted".to_string(),
+                |k| format!("not a regular file ({k}); not linted"),
+            )),
+            Ok(_) => None,
+        };
+        if let Some(message) = problem {
+            push(
+                &errors,
+                FileError {
+                    path: display(root),
+                    line: None,
+                    column: None,
+                    message,
+                },
+            );
+            continue;
         }
         // The walker reads the ignore files of the root and of every directory above it.
         if let Some(e) = root_ignore_file_error(root) {
