@@ -14,11 +14,11 @@ use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
-use crate::apis::Apis;
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::base::apis::Apis;
+use crate::base::diagnostic::{Diagnostic, Severity};
+use crate::base::source::SourceFile;
 use crate::lint::Config;
 use crate::rules::{self, Rule};
-use crate::source::SourceFile;
 
 /// File names looked for in each directory, in order; `Cargo.toml` only counts when it has a
 /// `timeoutlint` metadata table.
@@ -189,7 +189,7 @@ pub fn read_config_files(
         return Ok(None);
     }
     if let Some(p) = explicit {
-        let text = crate::bounded::read(p, crate::bounded::MANIFEST_LIMIT)
+        let text = crate::walk::bounded::read(p, crate::walk::bounded::MANIFEST_LIMIT)
             .map_err(|e| anyhow::anyhow!("cannot read config {}: {e}", p.display()))?;
         let is_cargo = p.file_name().is_some_and(|n| n == "Cargo.toml");
         let config = if is_cargo {
@@ -209,9 +209,9 @@ pub fn read_config_files(
         for name in FILE_NAMES {
             let p = dir.join(name);
             let is_cargo = *name == "Cargo.toml";
-            let text = match crate::bounded::read(&p, crate::bounded::MANIFEST_LIMIT) {
+            let text = match crate::walk::bounded::read(&p, crate::walk::bounded::MANIFEST_LIMIT) {
                 Ok(text) => text,
-                Err(crate::bounded::Error::NotFound) => continue,
+                Err(crate::walk::bounded::Error::NotFound) => continue,
                 // A manifest is only looked at for its metadata table: one that cannot be read
                 // (often in an unrelated parent directory) must not stop the run.
                 Err(e) if is_cargo => {

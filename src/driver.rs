@@ -11,11 +11,11 @@ use std::sync::Mutex;
 
 use crate::analysis::clients::ClientSummary;
 use crate::analysis::index::CrateIndex;
-use crate::diagnostic::FileError;
+use crate::base::diagnostic::FileError;
+use crate::base::source::SourceFile;
 use crate::emit::Report;
 use crate::lint::{self, Config, FileReport};
 use crate::parse::WORKER_STACK;
-use crate::source::SourceFile;
 use crate::walk;
 
 /// Files done and to do in the current run, for the progress line the edge draws (`adopt`).

@@ -19,12 +19,12 @@ use crate::analysis;
 use crate::analysis::clients::{self, ClientSummary};
 use crate::analysis::index::CrateIndex;
 use crate::analysis::test_code;
-use crate::apis::Apis;
-use crate::diagnostic::{Diagnostic, FileError};
+use crate::base::apis::Apis;
+use crate::base::diagnostic::{Diagnostic, FileError};
+use crate::base::source::{SourceFile, Span};
 use crate::parse;
 use crate::prefilter::{Groups, Prefilter, Trigger, TriggerSet, Vocab};
 use crate::rules::{self, Context, CrateContext, Rule};
-use crate::source::{SourceFile, Span};
 
 /// The crate join's own trigger set: a directory run joins a crate only when its first pass
 /// finds a retry site, so that pass must parse every file that can hold one, whatever file rules
@@ -111,7 +111,7 @@ impl Config {
         if self.words.needs_whole_file(text, groups) {
             return None;
         }
-        crate::mask::mask(text, &self.words.relevance(groups))
+        crate::prefilter::mask::mask(text, &self.words.relevance(groups))
     }
 }
 
@@ -262,7 +262,7 @@ fn lint_parsed(src: &SourceFile, config: &Config, pass: Pass) -> FileReport {
     let groups = pass.groups();
     // Items that cannot hold a finding are blanked out before parsing (same lines and columns).
     let masked = if config.prefilter && !config.words.needs_whole_file(&src.text, groups) {
-        crate::mask::mask(&src.text, &config.words.relevance(groups))
+        crate::prefilter::mask::mask(&src.text, &config.words.relevance(groups))
     } else {
         None
     };

@@ -1,5 +1,5 @@
 //! The `timeoutlint` binary: maps the run's outcome to an exit code, nothing else.
 
 fn main() -> std::process::ExitCode {
-    timeoutlint::cli::main()
+    timeoutlint::edge::cli::main()
 }

@@ -6,8 +6,8 @@
 //! `a + b + c ..` or `x.f().g() ..`) and refuses files beyond [`MAX_NESTING`], which fits with
 //! a wide margin in the workers' [`WORKER_STACK`]. Parse errors keep syn's message and place.
 
-use crate::diagnostic::FileError;
-use crate::source::SourceFile;
+use crate::base::diagnostic::FileError;
+use crate::base::source::SourceFile;
 
 /// Stack size of the threads that parse and analyse files.
 pub const WORKER_STACK: usize = 256 * 1024 * 1024;
@@ -22,7 +22,7 @@ pub fn parse(src: &SourceFile) -> Result<syn::File, FileError> {
 }
 
 /// Parse `text`, a stand-in for `src`'s text with the same lines and character columns (the
-/// masked text of [`crate::mask`]); errors are placed by line and column, so they point to the
+/// masked text of [`crate::prefilter::mask`]); errors are placed by line and column, so they point to the
 /// same place in `src`.
 pub fn parse_text(src: &SourceFile, text: &str) -> Result<syn::File, FileError> {
     let bom = if text.starts_with('\u{feff}') { 3 } else { 0 };

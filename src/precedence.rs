@@ -8,7 +8,7 @@
 //! Deliberately absent: any pair not in RULES.md, whose rules may fire together because they
 //! report different problems.
 
-use crate::diagnostic::Diagnostic;
+use crate::base::diagnostic::Diagnostic;
 use crate::rules::{blocking_sleep_in_async, retry_after_uncapped, uncancellable_backoff, Rule};
 
 /// One entry: `winner` owns the problem where its finding marks the loser's primary span.
@@ -54,7 +54,7 @@ pub static TABLE: &[Precedence] = &[
 /// winners that `applies` (enabled for the file: configuration removes the others' findings
 /// later, and a loser must not go with them).
 pub fn apply(diags: &mut Vec<Diagnostic>, applies: impl Fn(&Rule) -> bool) {
-    let owned: Vec<(usize, crate::source::Span)> = TABLE
+    let owned: Vec<(usize, crate::base::source::Span)> = TABLE
         .iter()
         .enumerate()
         .filter(|(_, p)| applies(p.winner))

@@ -14,10 +14,10 @@
 //! it silences, so it can be reported as unused when that finding goes away) and block-comment
 //! forms. Pure: text in, data out.
 
+use crate::base::diagnostic::{Applicability, Diagnostic, Edit, Fix};
+use crate::base::source::{SourceFile, Span};
 use crate::config::FileSettings;
-use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix};
 use crate::rules::{self, Rule};
-use crate::source::{SourceFile, Span};
 
 /// The directive verbs.
 pub const VERBS: &[&str] = &["ignore", "disable", "enable", "ignore-file"];

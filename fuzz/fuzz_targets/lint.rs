@@ -28,16 +28,16 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use timeoutlint::apis::Apis;
-use timeoutlint::baseline;
-use timeoutlint::diagnostic::{Applicability, Diagnostic, FileError};
+use timeoutlint::base::apis::Apis;
+use timeoutlint::edge::baseline;
+use timeoutlint::base::diagnostic::{Applicability, Diagnostic, FileError};
 use timeoutlint::emit::{self, CrateTarget, Report};
 use timeoutlint::fix::{self, Level};
 use timeoutlint::lint::{lint_per_file, lint_source, Config, FileReport};
-use timeoutlint::mask;
+use timeoutlint::prefilter::mask;
 use timeoutlint::parse::{self, WORKER_STACK};
 use timeoutlint::rules;
-use timeoutlint::source::SourceFile;
+use timeoutlint::base::source::SourceFile;
 use timeoutlint::walk;
 
 /// The display path of the fuzzed file: under `src/` like most real files.
@@ -282,7 +282,7 @@ fn check_fixes(src: &SourceFile, diags: &[Diagnostic], config: &Config, parses_w
         src.text
     );
     if fixed.text != src.text {
-        let _ = timeoutlint::fix_edge::unified_diff(PATH, &src.text, &fixed.text);
+        let _ = timeoutlint::edge::fix::unified_diff(PATH, &src.text, &fixed.text);
     }
     // Placeholders too: they may not parse (that round is rolled back) but must not panic.
     let placeholders = diags

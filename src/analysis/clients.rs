@@ -22,8 +22,8 @@ use syn::{Expr, Pat};
 use super::imports::path_segments;
 use super::words::words_of;
 use super::{span_of, Cap, Deadline, Facts, FnKind, Imports};
-use crate::apis::Apis;
-use crate::source::{SourceFile, Span};
+use crate::base::apis::Apis;
+use crate::base::source::{SourceFile, Span};
 
 /// Words of a duration that show it is derived from the time left, not fixed.
 pub const COMPUTED_WORDS: &[&str] = &[

@@ -19,8 +19,8 @@ use super::{
     span_of, CancelSource, Cap, Deadline, Facts, FnKind, Function, Imports, RetrySite, SiteKind,
     Sleep,
 };
-use crate::apis::Apis;
-use crate::source::{SourceFile, Span};
+use crate::base::apis::Apis;
+use crate::base::source::{SourceFile, Span};
 
 /// Words that make a comparison a bound on attempts or time rather than a status test.
 const BOUND_WORDS: &[&str] = &[

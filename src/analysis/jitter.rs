@@ -23,7 +23,7 @@ use syn::Expr;
 
 use super::words::{split_ident, words_of};
 use super::{span_of, Facts, FixedDelay};
-use crate::source::{SourceFile, Span};
+use crate::base::source::{SourceFile, Span};
 
 /// Words of a random component.
 const RANDOM_WORDS: &[&str] = &[

@@ -29,8 +29,8 @@ pub mod test_code;
 
 use std::collections::BTreeSet;
 
-use crate::apis::Apis;
-use crate::source::{SourceFile, Span};
+use crate::base::apis::Apis;
+use crate::base::source::{SourceFile, Span};
 pub use imports::Imports;
 
 /// Everything the rules may ask about one file.

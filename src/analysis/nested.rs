@@ -19,8 +19,8 @@ use syn::visit::{self, Visit};
 use syn::Expr;
 
 use super::{span_of, Facts, FnKind, NestedRetry, SiteKind};
-use crate::apis::Apis;
-use crate::source::{SourceFile, Span};
+use crate::base::apis::Apis;
+use crate::base::source::{SourceFile, Span};
 
 /// One client that retries by itself.
 struct Retrying {

@@ -26,8 +26,8 @@ use syn::Expr;
 
 use super::imports::path_segments;
 use super::{span_of, Facts, SiteKind};
-use crate::apis::Apis;
-use crate::source::{SourceFile, Span};
+use crate::base::apis::Apis;
+use crate::base::source::{SourceFile, Span};
 
 /// The requests and bodies that retry sites of one file send again.
 #[derive(Debug, Default)]
@@ -1518,8 +1518,8 @@ fn collect_header_words(t: TokenTree, out: &mut Vec<(String, bool)>) {
 #[cfg(test)]
 mod tests {
     use super::{Key, Via};
-    use crate::apis::Apis;
-    use crate::source::SourceFile;
+    use crate::base::apis::Apis;
+    use crate::base::source::SourceFile;
 
     /// One line per write (`METHOD via key gated`) and per replay (`kind name`), with the text
     /// of the primary span.

@@ -21,7 +21,7 @@ use syn::{Expr, Pat};
 
 use super::words::split_ident;
 use super::{span_of, Facts, ServerWait};
-use crate::source::{SourceFile, Span};
+use crate::base::source::{SourceFile, Span};
 
 /// Lowercase spellings of the header / field / constant; a string literal or an identifier that
 /// contains one of them is a server-chosen delay. The rule's prefilter triggers are these same

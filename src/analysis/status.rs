@@ -28,7 +28,7 @@ use syn::{Expr, UnOp};
 
 use super::words::ident_words_of;
 use super::{span_of, Facts, SiteKind, StatusRetry};
-use crate::source::SourceFile;
+use crate::base::source::SourceFile;
 
 /// Status constants (`StatusCode::X`) that name a transient failure.
 const TRANSIENT_CONSTS: &[&str] = &[

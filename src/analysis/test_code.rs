@@ -22,7 +22,7 @@ use quote::ToTokens;
 use syn::visit_mut::VisitMut;
 
 use crate::analysis::span_of;
-use crate::source::{SourceFile, Span};
+use crate::base::source::{SourceFile, Span};
 
 /// Is the file at `path` (display form, `/`-separated) test code as a whole?
 #[must_use]

@@ -49,7 +49,7 @@ fn main() -> ExitCode {
                 "cargo timeoutlint [--workspace | -p NAME..] [--manifest-path PATH] [OPTIONS]: lints packages; the options are timeoutlint's:\n"
             );
         }
-        return timeoutlint::cli::main_from(
+        return timeoutlint::edge::cli::main_from(
             std::iter::once(OsString::from("cargo timeoutlint")).chain(rest),
         );
     }
@@ -59,8 +59,8 @@ fn main() -> ExitCode {
     };
     // cargo would wait forever on a FIFO given as the manifest: refuse what is not a file.
     if let Some(m) = &selection.manifest_path {
-        match timeoutlint::bounded::check_regular(m) {
-            Ok(_) | Err(timeoutlint::bounded::Error::NotFound) => {}
+        match timeoutlint::walk::bounded::check_regular(m) {
+            Ok(_) | Err(timeoutlint::walk::bounded::Error::NotFound) => {}
             Err(e) => return fail(&format!("--manifest-path {}: {e}", m.display())),
         }
     }
@@ -93,7 +93,9 @@ fn main() -> ExitCode {
         extra.push(e.into());
     }
     rest.splice(insert_at..insert_at, extra);
-    timeoutlint::cli::main_from(std::iter::once(OsString::from("cargo timeoutlint")).chain(rest))
+    timeoutlint::edge::cli::main_from(
+        std::iter::once(OsString::from("cargo timeoutlint")).chain(rest),
+    )
 }
 
 fn fail(message: &str) -> ExitCode {

@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 
 use super::{rule_url, Report};
-use crate::diagnostic::Severity;
+use crate::base::diagnostic::Severity;
 
 /// How many annotations of one level GitHub shows per step.
 pub const PER_LEVEL: usize = 10;

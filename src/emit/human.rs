@@ -14,8 +14,8 @@ use codespan_reporting::term::termcolor::{Buffer, WriteColor};
 use codespan_reporting::term::{self, Config};
 
 use super::Report;
-use crate::diagnostic::{Diagnostic, Severity};
-use crate::source::SourceFile;
+use crate::base::diagnostic::{Diagnostic, Severity};
+use crate::base::source::SourceFile;
 
 /// Render for a terminal; `color` adds ANSI escapes.
 #[must_use]
@@ -343,7 +343,10 @@ mod tests {
 
     fn findings(text: &str) -> (SourceFile, Vec<Diagnostic>) {
         let src = SourceFile::new("src/long.rs", text);
-        let config = Config::new(crate::rules::ALL.to_vec(), crate::apis::Apis::builtin());
+        let config = Config::new(
+            crate::rules::ALL.to_vec(),
+            crate::base::apis::Apis::builtin(),
+        );
         let r = lint_source(&src, &config);
         assert!(r.error.is_none(), "{:?}", r.error);
         (src, r.diagnostics)

@@ -8,7 +8,7 @@
 use serde_json::{json, Value};
 
 use super::Report;
-use crate::source::{SourceFile, Span};
+use crate::base::source::{SourceFile, Span};
 
 /// Render the JSON document.
 #[must_use]

@@ -16,8 +16,8 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use super::{human, rule_url, CrateTarget, Report};
-use crate::diagnostic::{Diagnostic, Edit, Fix};
-use crate::source::{SourceFile, Span};
+use crate::base::diagnostic::{Diagnostic, Edit, Fix};
+use crate::base::source::{SourceFile, Span};
 
 /// Render one line per finding, then one per file error. `crates` maps a display path to the
 /// target it belongs to.

@@ -14,9 +14,9 @@ use std::fmt::Write as _;
 use serde_json::{json, Map, Value};
 
 use super::{encode_path, fingerprint, rule_url, Report};
-use crate::diagnostic::{Diagnostic, Fix, Severity};
+use crate::base::diagnostic::{Diagnostic, Fix, Severity};
+use crate::base::source::{SourceFile, Span};
 use crate::rules::Rule;
-use crate::source::{SourceFile, Span};
 
 /// The most results GitHub accepts in one run; the rest are dropped with a notification.
 pub const MAX_RESULTS: usize = 25_000;
@@ -176,7 +176,7 @@ fn fix(file: &SourceFile, fix: &Fix) -> Value {
     })
 }
 
-fn notification(e: &crate::diagnostic::FileError) -> Value {
+fn notification(e: &crate::base::diagnostic::FileError) -> Value {
     let mut n = json!({
         "level": "error",
         "message": {"text": format!("{}: {}", e.path, e.message)},

@@ -23,8 +23,8 @@ use syn::spanned::Spanned;
 use syn::visit::Visit;
 
 use crate::analysis::span_of;
-use crate::diagnostic::Edit;
-use crate::source::{SourceFile, Span};
+use crate::base::diagnostic::Edit;
+use crate::base::source::{SourceFile, Span};
 
 /// What bounds each attempt of the loop.
 #[derive(Debug, Clone)]

@@ -11,7 +11,7 @@
 //! becomes a `RetryPolicy` with the same attempt count and the timer's duration as its attempt
 //! cap, under a total deadline of attempts x that duration.
 
-use crate::diagnostic::{Applicability, Diagnostic, Fix, Severity};
+use crate::base::diagnostic::{Applicability, Diagnostic, Fix, Severity};
 use crate::fix::policy_loop::{self, PerAttempt};
 use crate::prefilter::{Trigger, Vocab};
 use crate::rules::{CrateContext, Kind, Rule};

@@ -6,7 +6,7 @@
 //! default: a single client retrying a private dependency does not stampede anything.
 
 use crate::analysis::jitter::BUILDERS;
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::base::diagnostic::{Diagnostic, Severity};
 use crate::prefilter::{Trigger, Vocab};
 use crate::rules::{Context, Kind, Rule};
 

@@ -7,7 +7,7 @@
 //! Fixes to `tokio::time::sleep(..).await` only where the sleep's own body is async (`.await` is
 //! legal there; not in a sync closure inside one).
 
-use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix, Severity};
+use crate::base::diagnostic::{Applicability, Diagnostic, Edit, Fix, Severity};
 use crate::fix::slices;
 use crate::prefilter::{Trigger, Vocab};
 use crate::rules::{Context, Kind, Rule};
@@ -56,7 +56,7 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
         if let Some(f) = sleep.function {
             let func = &facts.functions[f];
             let line = cx.src.line_span(cx.src.line_index(func.span.start));
-            let head = crate::source::Span::new(func.span.start, line.end.min(func.span.end));
+            let head = crate::base::source::Span::new(func.span.start, line.end.min(func.span.end));
             d = d.related(head, "async context");
         }
         if let Some(fix) = fix(cx, sleep, tokio, &mut not_send) {

@@ -7,7 +7,7 @@
 //! `String`, `.json(&x)`), which replay fine, and anything rebuilt or rewound per attempt.
 
 use crate::analysis::requests::ReplayKind;
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::base::diagnostic::{Diagnostic, Severity};
 use crate::prefilter::{Trigger, Vocab};
 use crate::rules::{Context, Kind, Rule};
 

@@ -14,11 +14,11 @@
 use std::fmt::Write as _;
 
 use crate::analysis::index::ClientFinding;
-use crate::diagnostic::{Applicability, Diagnostic, Fix, Severity};
+use crate::base::diagnostic::{Applicability, Diagnostic, Fix, Severity};
+use crate::base::source::SourceFile;
 use crate::fix::policy_loop::{self, PerAttempt};
 use crate::prefilter::{Trigger, Vocab};
 use crate::rules::{CrateContext, Kind, Rule};
-use crate::source::SourceFile;
 
 pub(crate) static RULE: Rule = Rule {
     name: "client-timeout-in-retry",

@@ -11,10 +11,10 @@
 
 use crate::analysis::index::CrateIndex;
 use crate::analysis::Facts;
-use crate::apis::Apis;
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::base::apis::Apis;
+use crate::base::diagnostic::{Diagnostic, Severity};
+use crate::base::source::SourceFile;
 use crate::prefilter::Trigger;
-use crate::source::SourceFile;
 
 // The three rules the precedence table names are visible to it (`crate::precedence`).
 mod attempt_timeout_without_budget;

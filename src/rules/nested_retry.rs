@@ -5,7 +5,7 @@
 //! are literal. Deliberately absent: clients whose retrying is configured in another file.
 
 use crate::analysis::Cap;
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::base::diagnostic::{Diagnostic, Severity};
 use crate::prefilter::{Trigger, Vocab};
 use crate::rules::{Context, Kind, Rule};
 

@@ -19,11 +19,11 @@ use syn::visit::Visit;
 
 use crate::analysis::requests::{Key, Via, Write};
 use crate::analysis::{span_of, RetrySite, SiteKind};
-use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix, Severity};
+use crate::base::diagnostic::{Applicability, Diagnostic, Edit, Fix, Severity};
+use crate::base::source::Span;
 use crate::fix::syntax;
 use crate::prefilter::{Trigger, Vocab};
 use crate::rules::{Context, Kind, Rule};
-use crate::source::Span;
 
 pub(crate) static RULE: Rule = Rule {
     name: "non-idempotent-retry-without-key",

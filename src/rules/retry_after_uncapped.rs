@@ -17,11 +17,11 @@ use std::collections::BTreeMap;
 
 use crate::analysis::retry_after::{HINT, SOURCES};
 use crate::analysis::ServerWait;
-use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix, Severity};
+use crate::base::diagnostic::{Applicability, Diagnostic, Edit, Fix, Severity};
+use crate::base::source::Span;
 use crate::fix::{scope, slices};
 use crate::prefilter::Trigger;
 use crate::rules::{Context, Kind, Rule};
-use crate::source::Span;
 
 pub(crate) static RULE: Rule = Rule {
     name: "retry-after-uncapped",

@@ -7,7 +7,7 @@
 //! transition that schedules the next attempt. Deliberately absent: sites that retry every error
 //! with no status test in sight: whether that error was classified is not visible here.
 
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::base::diagnostic::{Diagnostic, Severity};
 use crate::prefilter::{Trigger, Vocab};
 use crate::rules::{Context, Kind, Rule};
 

@@ -4,7 +4,7 @@
 //! make it fail CI with `[rules] suppression-without-reason = "error"`. Works on the comments
 //! alone; whether the suppression is used is `unused-suppression`'s question.
 
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::base::diagnostic::{Diagnostic, Severity};
 use crate::prefilter::Trigger;
 use crate::rules::{self, Context, Rule};
 use crate::suppression::{self, Kind};

@@ -10,7 +10,7 @@
 //! switched off by `None` gets no fix: the cap already exists.
 
 use crate::analysis::{Cap, RetrySite, SiteKind};
-use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix, Severity};
+use crate::base::diagnostic::{Applicability, Diagnostic, Edit, Fix, Severity};
 use crate::prefilter::{Trigger, Vocab};
 use crate::rules::{Context, Kind, Rule};
 

@@ -12,11 +12,11 @@
 
 use crate::analysis::Deadline;
 use crate::analysis::{CancelSource, SiteKind, Sleep};
-use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix, Severity};
+use crate::base::diagnostic::{Applicability, Diagnostic, Edit, Fix, Severity};
+use crate::base::source::Span;
 use crate::fix::{scope, slices};
 use crate::prefilter::{Trigger, Vocab};
 use crate::rules::{Context, Kind, Rule};
-use crate::source::Span;
 
 pub(crate) static RULE: Rule = Rule {
     name: "uncancellable-backoff",

@@ -5,7 +5,7 @@
 //! `suppression::apply` ([`Judge::Suppressions`]), which runs after all rules of a file, when this
 //! rule is enabled. Its trigger keeps the prefilter from skipping files that hold suppressions.
 
-use crate::diagnostic::Severity;
+use crate::base::diagnostic::Severity;
 use crate::prefilter::Trigger;
 use crate::rules::{Judge, Kind, Rule};
 

@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 
 use crate::support::{doc_blocks, fixture_dir, fixture_files, lint_crate, lint_rule, root};
-use timeoutlint::diagnostic::Applicability;
+use timeoutlint::base::diagnostic::Applicability;
 use timeoutlint::rules::ALL;
 
 fn names(dir: &str, suffix: &str) -> BTreeSet<String> {
@@ -100,7 +100,7 @@ fn example_fires_once_and_use_instead_never() {
 /// once said "yes" for a fix that only ever carries a placeholder.
 #[test]
 fn the_fix_column_says_what_fix_applies() {
-    let table = timeoutlint::cli::rules_table();
+    let table = timeoutlint::edge::cli::rules_table();
     for r in ALL {
         let diags: Vec<_> = if let Some(dir) = fixture_dir(r) {
             lint_crate(&dir, &[r], true)
@@ -135,7 +135,7 @@ fn the_fix_column_says_what_fix_applies() {
 #[test]
 fn readme_shows_the_rules_table() {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    let table = timeoutlint::cli::rules_table();
+    let table = timeoutlint::edge::cli::rules_table();
     assert!(
         readme.contains(&table),
         "README.md's rules table differs from `timeoutlint rules`:\n{table}"

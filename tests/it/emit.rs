@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
-use timeoutlint::diagnostic::{Applicability, Diagnostic, Edit, FileError, Fix, Severity};
+use timeoutlint::base::diagnostic::{Applicability, Diagnostic, Edit, FileError, Fix, Severity};
+use timeoutlint::base::source::{SourceFile, Span};
 use timeoutlint::emit::{self, CrateTarget, Report};
 use timeoutlint::rules::{self, Rule};
-use timeoutlint::source::{SourceFile, Span};
 
 use crate::support::root;
 
@@ -180,7 +180,7 @@ fn crates() -> BTreeMap<String, CrateTarget> {
     ]
     .iter()
     .map(|p| {
-        let t = emit::crates::crate_target(
+        let t = timeoutlint::walk::crates::crate_target(
             &dir.join("Cargo.toml"),
             &manifest,
             None,
@@ -630,7 +630,7 @@ fn cargo_json_fixes_through_rustfix_equal_applying_the_edits() {
                 .collect();
             assert_eq!(
                 by_rustfix,
-                emit::apply_edits(&file.text, &edits),
+                timeoutlint::base::diagnostic::apply_edits(&file.text, &edits),
                 "{}",
                 file.path
             );
@@ -642,7 +642,10 @@ fn cargo_json_fixes_through_rustfix_equal_applying_the_edits() {
         let d: cargo_metadata::diagnostic::Diagnostic = serde_json::from_str(line).unwrap();
         assert!(d.rendered.is_some());
     }
-    let fixed = emit::apply_edits(SAMPLE, &report.files[0].1[1].fix.as_ref().unwrap().edits);
+    let fixed = timeoutlint::base::diagnostic::apply_edits(
+        SAMPLE,
+        &report.files[0].1[1].fix.as_ref().unwrap().edits,
+    );
     assert!(fixed.contains("for attempt in 0..5u32 {") && fixed.contains(".min(5_000)"));
 }
 

@@ -101,7 +101,7 @@ fn fixture_snapshots() {
 }
 
 /// `text` with every fix in `diags` applied, placeholders included (one round).
-fn fixed_text(text: &str, diags: &[timeoutlint::diagnostic::Diagnostic]) -> String {
+fn fixed_text(text: &str, diags: &[timeoutlint::base::diagnostic::Diagnostic]) -> String {
     use timeoutlint::fix::{apply, select, Level};
     apply(text, &select(diags, Level::All))
 }
@@ -161,8 +161,8 @@ fn messages_are_lowercase_without_trailing_period() {
 
 #[test]
 fn prefilter_never_changes_findings_on_fixtures() {
+    use timeoutlint::base::source::SourceFile;
     use timeoutlint::lint::lint_source;
-    use timeoutlint::source::SourceFile;
     let on = crate::support::config(&[], true);
     let off = crate::support::config(&[], false);
     for rule in ALL {
@@ -201,8 +201,8 @@ fn prefilter_never_changes_findings_on_fixtures() {
 /// words (it did: such files were found only when a crate rule happened to parse them whole).
 #[test]
 fn prefilter_lets_a_bare_backon_builder_through() {
+    use timeoutlint::base::source::SourceFile;
     use timeoutlint::lint::lint_source;
-    use timeoutlint::source::SourceFile;
     let rule = timeoutlint::rules::by_name("backoff-without-jitter").unwrap();
     let text = "use backon::ConstantBuilder;\n\
                 fn schedule() -> impl Iterator<Item = std::time::Duration> {\n    \
@@ -222,8 +222,8 @@ fn prefilter_lets_a_bare_backon_builder_through() {
 /// suppressions included.
 #[test]
 fn a_directory_run_of_one_file_equals_linting_it_alone() {
+    use timeoutlint::base::source::SourceFile;
     use timeoutlint::lint::lint_source;
-    use timeoutlint::source::SourceFile;
     let config = crate::support::config(&[], true);
     for rule in ALL {
         if fixture_dir(rule).is_some() {
@@ -237,7 +237,7 @@ fn a_directory_run_of_one_file_equals_linting_it_alone() {
             let run = timeoutlint::driver::lint_paths(&[rel.to_path_buf()], &[], &config, 2);
             assert!(run.errors.is_empty(), "{:?}", run.errors);
             let dir: Vec<_> = run.files.into_iter().flat_map(|(_, d)| d).collect();
-            let show = |ds: &[timeoutlint::diagnostic::Diagnostic]| -> Vec<String> {
+            let show = |ds: &[timeoutlint::base::diagnostic::Diagnostic]| -> Vec<String> {
                 ds.iter().map(|d| format!("{d:?}")).collect()
             };
             assert_eq!(show(&dir), show(&alone), "{shown}");

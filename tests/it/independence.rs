@@ -4,7 +4,7 @@
 //! loser instead of by neither), and a meta rule's verdict on the disabled rule goes (a
 //! suppression naming a rule that does not run is not judged unused).
 
-use timeoutlint::diagnostic::Diagnostic;
+use timeoutlint::base::diagnostic::Diagnostic;
 use timeoutlint::precedence::{Site, TABLE};
 use timeoutlint::rules::{Kind, Rule, ALL};
 

@@ -6,10 +6,10 @@
 //! problem is never reported by neither).
 
 use crate::support::lint_text;
-use timeoutlint::diagnostic::Diagnostic;
+use timeoutlint::base::diagnostic::Diagnostic;
+use timeoutlint::base::source::SourceFile;
 use timeoutlint::precedence::TABLE;
 use timeoutlint::rules::{by_name, Rule, ALL};
-use timeoutlint::source::SourceFile;
 
 /// RULES.md: "`blocking-sleep-in-async` wins over `uncancellable-backoff` on a
 /// `std::thread::sleep` in async code; `retry-after-uncapped` wins over `uncancellable-backoff`

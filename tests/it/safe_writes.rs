@@ -136,17 +136,17 @@ fn non_utf8_file_and_directory_names_are_written_under_their_own_bytes() {
 fn lint_config() -> timeoutlint::lint::Config {
     timeoutlint::lint::Config::new(
         timeoutlint::rules::ALL.to_vec(),
-        timeoutlint::apis::Apis::builtin(),
+        timeoutlint::base::apis::Apis::builtin(),
     )
 }
 
 /// `--fix --allow-dirty`: git would refuse the edited tree anyway; the check at write time must
 /// hold on its own (an edit can also land after git was asked).
-fn fix_args() -> timeoutlint::fix_edge::FixArgs {
-    timeoutlint::fix_edge::FixArgs {
+fn fix_args() -> timeoutlint::edge::fix::FixArgs {
+    timeoutlint::edge::fix::FixArgs {
         fix: true,
         allow_dirty: true,
-        ..timeoutlint::fix_edge::FixArgs::default()
+        ..timeoutlint::edge::fix::FixArgs::default()
     }
 }
 
@@ -154,7 +154,7 @@ fn fix_args() -> timeoutlint::fix_edge::FixArgs {
 /// a file deleted during the run is not re-created; each is reported, the others are fixed.
 #[test]
 fn fixes_are_not_written_over_an_edit_or_a_deletion_made_during_the_run() {
-    use timeoutlint::fix_edge::{run as fix_run, Outcome};
+    use timeoutlint::edge::fix::{run as fix_run, Outcome};
     let r = repo(&[("a.rs", FIXABLE), ("b.rs", FIXABLE), ("c.rs", FIXABLE)]);
     let d = r.path().to_path_buf();
     let config = lint_config();

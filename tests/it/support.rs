@@ -2,12 +2,12 @@
 
 use std::path::{Path, PathBuf};
 
-use timeoutlint::apis::Apis;
-use timeoutlint::diagnostic::Diagnostic;
+use timeoutlint::base::apis::Apis;
+use timeoutlint::base::diagnostic::Diagnostic;
+use timeoutlint::base::source::SourceFile;
 use timeoutlint::emit::{self, Report};
 use timeoutlint::lint::{lint_source, Config};
 use timeoutlint::rules::{self, Rule};
-use timeoutlint::source::SourceFile;
 
 /// The repository root.
 pub fn root() -> PathBuf {

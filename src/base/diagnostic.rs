@@ -3,8 +3,8 @@
 //! Each emitter owns its own serialisation (deliberately no `Serialize` here), so changing the
 //! SARIF shape can never change the JSON shape by accident.
 
+use crate::base::source::Span;
 use crate::rules::Rule;
-use crate::source::Span;
 
 /// How loudly a finding is reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -174,4 +174,62 @@ pub struct FileError {
     pub column: Option<usize>,
     /// What went wrong.
     pub message: String,
+}
+
+/// `text` with `edits` applied. Edits are taken in order of position; one that overlaps an
+/// edit already taken, or that does not fall on character boundaries inside the text, is
+/// skipped (rustfix does the same with conflicting suggestions), so the result is always valid
+/// UTF-8 and never depends on the order the edits were given in.
+#[must_use]
+pub fn apply_edits(text: &str, edits: &[Edit]) -> String {
+    let mut sorted: Vec<&Edit> = edits.iter().collect();
+    // Stable: two insertions at one point keep their given order.
+    sorted.sort_by_key(|e| (e.span.start, e.span.end));
+    let mut out = String::with_capacity(text.len());
+    let mut done = 0;
+    for e in sorted {
+        let (start, end) = (e.span.start, e.span.end);
+        let valid = start <= end
+            && end <= text.len()
+            && text.is_char_boundary(start)
+            && text.is_char_boundary(end);
+        if !valid || start < done {
+            continue;
+        }
+        out.push_str(&text[done..start]);
+        out.push_str(&e.replacement);
+        done = end;
+    }
+    out.push_str(&text[done..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::source::Span;
+
+    fn edit(start: usize, end: usize, with: &str) -> Edit {
+        Edit {
+            span: Span::new(start, end),
+            replacement: with.into(),
+        }
+    }
+
+    #[test]
+    fn edits_apply_in_position_order_and_overlaps_are_skipped() {
+        let text = "let x = a + b;";
+        let edits = [edit(12, 13, "c"), edit(8, 9, "(a)"), edit(8, 13, "zzz")];
+        assert_eq!(apply_edits(text, &edits), "let x = (a) + c;");
+        assert_eq!(
+            apply_edits(text, &[edit(0, 0, "// hi\n")]),
+            "// hi\nlet x = a + b;"
+        );
+        assert_eq!(
+            apply_edits("é", &[edit(1, 2, "e")]),
+            "é",
+            "not a char boundary"
+        );
+        assert_eq!(apply_edits("ab", &[edit(1, 9, "")]), "ab", "out of bounds");
+    }
 }

@@ -15,11 +15,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::baseline::{self, Baseline, Outcome};
+use crate::base::source::SourceFile;
 use crate::config::{self, CliSelection, Resolved};
 use crate::driver::{DONE, TOTAL};
+use crate::edge::baseline::{self, Baseline, Outcome};
 use crate::emit::Report;
-use crate::source::SourceFile;
 use crate::walk;
 
 /// Where `baseline create` writes by default.
@@ -209,7 +209,7 @@ pub fn run_command(cmd: &AdoptCommand, out: &mut dyn Write) -> anyhow::Result<u8
 }
 
 fn read_baseline(path: &Path) -> anyhow::Result<Baseline> {
-    let text = crate::bounded::read(path, crate::bounded::BASELINE_LIMIT)
+    let text = crate::walk::bounded::read(path, crate::walk::bounded::BASELINE_LIMIT)
         .map_err(|e| anyhow::anyhow!("cannot read baseline {}: {e}", path.display()))?;
     baseline::parse(&text).map_err(|e| anyhow::anyhow!("baseline {}: {e}", path.display()))
 }
@@ -402,7 +402,7 @@ pub fn add_ignore(report: &Report, config: &crate::lint::Config) -> anyhow::Resu
         };
         // The real path, never the display one; written whole or not at all.
         if let Err(why) =
-            crate::fix_edge::write_fixed(&src.real_path, &src.text, &text, &mut |f, b| {
+            crate::edge::fix::write_fixed(&src.real_path, &src.text, &text, &mut |f, b| {
                 f.write_all(b)
             })
         {
@@ -447,10 +447,10 @@ struct FilePlan {
 
 fn plan_file(
     src: &SourceFile,
-    diags: &[crate::diagnostic::Diagnostic],
+    diags: &[crate::base::diagnostic::Diagnostic],
     config: &crate::lint::Config,
 ) -> FilePlan {
-    let regions = crate::regions::regions(&src.text);
+    let regions = crate::base::regions::regions(&src.text);
     let mut plan = FilePlan {
         text: None,
         silenced: 0,
@@ -460,16 +460,19 @@ fn plan_file(
     };
     // A finding on a comment (a suppression's own finding) cannot be silenced by a comment
     // above it, which would target the next code line: fix those instead.
-    let mut todo: Vec<&crate::diagnostic::Diagnostic> = Vec::new();
+    let mut todo: Vec<&crate::base::diagnostic::Diagnostic> = Vec::new();
     for d in diags {
-        match crate::regions::at(&regions, d.primary.start) {
-            Some(crate::regions::Region::LineComment | crate::regions::Region::BlockComment) => {
+        match crate::base::regions::at(&regions, d.primary.start) {
+            Some(
+                crate::base::regions::Region::LineComment
+                | crate::base::regions::Region::BlockComment,
+            ) => {
                 plan.skipped += 1;
             }
             _ => todo.push(d),
         }
     }
-    let line_of = |d: &crate::diagnostic::Diagnostic| src.line_index(d.primary.start);
+    let line_of = |d: &crate::base::diagnostic::Diagnostic| src.line_index(d.primary.start);
     // Lines whose comment failed the check in an earlier round.
     let mut failed_lines: Vec<usize> = Vec::new();
     let mut failed_messages: Vec<String> = Vec::new();
@@ -495,7 +498,7 @@ fn plan_file(
             })
             .chain(failed_messages.iter().cloned())
             .collect();
-        let placed: Vec<&crate::diagnostic::Diagnostic> = todo
+        let placed: Vec<&crate::base::diagnostic::Diagnostic> = todo
             .iter()
             .copied()
             .filter(|d| {
@@ -560,7 +563,7 @@ fn quoted(rules: &[&str]) -> String {
 fn verify(
     src: &SourceFile,
     edit: &Suppressed,
-    placed: &[&crate::diagnostic::Diagnostic],
+    placed: &[&crate::base::diagnostic::Diagnostic],
     config: &crate::lint::Config,
 ) -> Result<Vec<usize>, String> {
     match same_tokens(&src.text, &edit.text) {
@@ -575,11 +578,11 @@ fn verify(
         }
     }
     let new_src = SourceFile::new(src.path.clone(), edit.text.clone());
-    let moved: Vec<crate::diagnostic::Diagnostic> = placed
+    let moved: Vec<crate::base::diagnostic::Diagnostic> = placed
         .iter()
         .map(|d| {
             let mut d = (*d).clone();
-            d.primary = crate::source::Span::new(
+            d.primary = crate::base::source::Span::new(
                 edit.moved(d.primary.start, true),
                 edit.moved(d.primary.end, false),
             );
@@ -658,10 +661,10 @@ impl Suppressed {
 #[must_use]
 pub fn with_suppressions<'a>(
     src: &SourceFile,
-    regions: &[(crate::source::Span, crate::regions::Region)],
+    regions: &[(crate::base::source::Span, crate::base::regions::Region)],
     findings: impl Iterator<Item = (usize, &'a str)>,
 ) -> Suppressed {
-    use crate::regions::{at, inside, Region};
+    use crate::base::regions::{at, inside, Region};
     let mut by_line: BTreeMap<usize, Vec<&'static str>> = BTreeMap::new();
     for (offset, rule) in findings {
         // Rule names are static; look the name up so the plan does not borrow the findings.
@@ -761,7 +764,7 @@ mod tests {
 
     fn suppress(text: &str, at: &[(&str, &str)]) -> Suppressed {
         let src = SourceFile::new("a.rs", text);
-        let regions = crate::regions::regions(text);
+        let regions = crate::base::regions::regions(text);
         let findings: Vec<(usize, &str)> = at
             .iter()
             .map(|(needle, rule)| (text.find(needle).unwrap(), *rule))
@@ -851,12 +854,14 @@ fn f() {
     /// nothing.
     #[test]
     fn the_check_refuses_a_changed_literal_and_a_comment_that_silences_nothing() {
-        let config =
-            crate::lint::Config::new(crate::rules::ALL.to_vec(), crate::apis::Apis::builtin());
+        let config = crate::lint::Config::new(
+            crate::rules::ALL.to_vec(),
+            crate::base::apis::Apis::builtin(),
+        );
         let text = "async fn f() {\n    let q = \"multi\nline\"; std::thread::sleep(std::time::Duration::from_secs(1));\n}\n";
         let src = SourceFile::new("a.rs", text);
         let report = crate::lint::lint_source(&src, &config);
-        let placed: Vec<&crate::diagnostic::Diagnostic> = report
+        let placed: Vec<&crate::base::diagnostic::Diagnostic> = report
             .diagnostics
             .iter()
             .filter(|d| d.rule.name == "blocking-sleep-in-async")

@@ -63,9 +63,9 @@ pub struct Args {
     #[arg(long)]
     exit_zero: bool,
     #[command(flatten)]
-    adopt: crate::adopt::AdoptArgs,
+    adopt: crate::edge::adopt::AdoptArgs,
     #[command(flatten)]
-    fixes: crate::fix_edge::FixArgs,
+    fixes: crate::edge::fix::FixArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -78,7 +78,7 @@ enum Command {
         name: String,
     },
     #[command(flatten)]
-    Adopt(crate::adopt::AdoptCommand),
+    Adopt(crate::edge::adopt::AdoptCommand),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -136,7 +136,7 @@ pub fn main_from(command_line: impl IntoIterator<Item = std::ffi::OsString>) -> 
         // Output cut short by its reader (`timeoutlint rules | head -1`, `--diff | head`): the
         // reader had what it wanted; exit quietly and successfully, as ripgrep does. The lint
         // output itself keeps the lint's exit code instead (`write_outputs`).
-        Err(e) if crate::console::is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if crate::base::console::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(2)
@@ -161,7 +161,7 @@ fn run(args: &Args) -> anyhow::Result<u8> {
                 did_you_mean(name)
             );
         }
-        Some(Command::Adopt(c)) => return crate::adopt::run_command(c, &mut stdout),
+        Some(Command::Adopt(c)) => return crate::edge::adopt::run_command(c, &mut stdout),
         None => {}
     }
     let started = std::time::Instant::now();
@@ -172,7 +172,7 @@ fn run(args: &Args) -> anyhow::Result<u8> {
         ignore: args.ignore.clone(),
         exclude: args.exclude.clone(),
     };
-    let resolved = crate::adopt::resolve(&args.paths, &args.adopt, &selection)?;
+    let resolved = crate::edge::adopt::resolve(&args.paths, &args.adopt, &selection)?;
     let mut config = resolved.lint_config();
     config.prefilter = !args.no_prefilter;
     config.max_file_bytes = args.max_file_size;
@@ -181,21 +181,21 @@ fn run(args: &Args) -> anyhow::Result<u8> {
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
         .max(1);
-    let mut adopt_run = crate::adopt::Run::start(&args.adopt, started);
+    let mut adopt_run = crate::edge::adopt::Run::start(&args.adopt, started);
     let mut report = driver::lint_paths(&args.paths, &resolved.excludes, &config, threads);
     if args.fixes.active() {
         let mut relint = |overlay: &driver::Overlay| {
             driver::lint_paths_with(&args.paths, &resolved.excludes, &config, threads, overlay)
         };
-        match crate::fix_edge::run(&args.fixes, report, threads, &mut stdout, &mut relint)? {
-            crate::fix_edge::Outcome::Diff(code) => return Ok(code),
+        match crate::edge::fix::run(&args.fixes, report, threads, &mut stdout, &mut relint)? {
+            crate::edge::fix::Outcome::Diff(code) => return Ok(code),
             // What is left is reported as usual, from the files as now written.
-            crate::fix_edge::Outcome::Fixed(left) => report = left,
+            crate::edge::fix::Outcome::Fixed(left) => report = left,
         }
     }
     adopt_run.linted(&args.adopt, &args.paths, &resolved.excludes, &mut report)?;
     if args.adopt.add_ignore {
-        return crate::adopt::add_ignore(&report, &config);
+        return crate::edge::adopt::add_ignore(&report, &config);
     }
     let wrote_all = write_outputs(args, &report, &mut stdout)?;
     let adopt_failed = adopt_run.finish(&args.adopt, &report);

@@ -5,13 +5,16 @@
 //! cannot lead out of the tree or into a loop. Paths given explicitly are linted even when an
 //! ignore file would skip them, like rustfmt and ruff do.
 
+pub mod bounded;
+pub mod crates;
+
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use ignore::overrides::OverrideBuilder;
 use ignore::{WalkBuilder, WalkState};
 
-use crate::diagnostic::FileError;
+use crate::base::diagnostic::FileError;
 
 /// The `.rs` files under `roots`, sorted, and the entries that could not be walked.
 pub fn rust_files(roots: &[PathBuf], excludes: &[String]) -> (Vec<PathBuf>, Vec<FileError>) {
@@ -34,7 +37,7 @@ pub fn rust_files(roots: &[PathBuf], excludes: &[String]) -> (Vec<PathBuf>, Vec<
             ),
             // A FIFO or device named on the command line: the walker would skip it without a
             // word, and reading it could block or never end.
-            Ok(m) if !m.is_dir() => Some(crate::bounded::special_file(root).map_or_else(
+            Ok(m) if !m.is_dir() => Some(crate::walk::bounded::special_file(root).map_or_else(
                 || "not a regular file or a directory; not linted".to_string(),
                 |k| format!("not a regular file ({k}); not linted"),
             )),
@@ -169,7 +172,7 @@ const IGNORE_FILES: &[&str] = &[".gitignore", ".ignore", ".git", ".git/info/excl
 fn ignore_file_error(dir: &Path, walked: &Path) -> Option<FileError> {
     IGNORE_FILES.iter().find_map(|name| {
         let p = dir.join(name);
-        let kind = crate::bounded::special_file(&p)?;
+        let kind = crate::walk::bounded::special_file(&p)?;
         Some(FileError {
             path: display(&p),
             line: None,
@@ -291,7 +294,7 @@ pub fn read(path: &Path, max_bytes: u64) -> Result<String, String> {
     if meta.is_dir() {
         return Err("is a directory".into());
     }
-    if let Some(kind) = crate::bounded::special_kind(meta.file_type()) {
+    if let Some(kind) = crate::walk::bounded::special_kind(meta.file_type()) {
         return Err(format!("not a regular file ({kind}); not linted"));
     }
     if meta.len() > max_bytes {
@@ -322,7 +325,7 @@ pub fn decode(bytes: Vec<u8>) -> Result<String, String> {
 #[must_use]
 pub fn crate_targets<'a>(
     paths: impl IntoIterator<Item = &'a str>,
-) -> std::collections::BTreeMap<String, crate::emit::CrateTarget> {
+) -> std::collections::BTreeMap<String, crate::walk::crates::CrateTarget> {
     use std::collections::HashMap;
     let cwd = std::env::current_dir().unwrap_or_default();
     let mut manifests: HashMap<PathBuf, Option<toml::Table>> = HashMap::new();
@@ -333,17 +336,18 @@ pub fn crate_targets<'a>(
                 let path = dir.join("Cargo.toml");
                 // The envelope is an extra: a manifest that cannot be read leaves its files
                 // without a target, with a warning, and never stops the output.
-                let text = match crate::bounded::read(&path, crate::bounded::MANIFEST_LIMIT) {
-                    Ok(t) => t,
-                    Err(crate::bounded::Error::NotFound) => return None,
-                    Err(e) => {
-                        eprintln!(
-                            "warning: {}: {e}; no cargo target for its files",
-                            path.display()
-                        );
-                        return None;
-                    }
-                };
+                let text =
+                    match crate::walk::bounded::read(&path, crate::walk::bounded::MANIFEST_LIMIT) {
+                        Ok(t) => t,
+                        Err(crate::walk::bounded::Error::NotFound) => return None,
+                        Err(e) => {
+                            eprintln!(
+                                "warning: {}: {e}; no cargo target for its files",
+                                path.display()
+                            );
+                            return None;
+                        }
+                    };
                 let table = text.parse::<toml::Table>().ok();
                 if table.is_none() {
                     eprintln!(
@@ -374,7 +378,7 @@ pub fn crate_targets<'a>(
             continue;
         };
         let exists = |p: &Path| p.is_file();
-        if let Some(t) = crate::emit::crates::crate_target(
+        if let Some(t) = crates::crate_target(
             &manifest_path,
             &manifest,
             workspace.as_ref(),

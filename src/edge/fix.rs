@@ -9,11 +9,11 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::diagnostic::{Diagnostic, FileError};
+use crate::base::diagnostic::{Diagnostic, FileError};
+use crate::base::source::SourceFile;
 use crate::driver::{self, Overlay};
 use crate::emit::Report;
 use crate::fix::{self, Level};
-use crate::source::SourceFile;
 
 /// The fix switches, flattened into the command line.
 // Each bool is an independent command-line switch; clap flags read best as plain fields.

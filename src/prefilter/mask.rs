@@ -455,12 +455,16 @@ mod tests {
     /// The issue's file, as the CLI lints it: the finding, not a parse error.
     #[test]
     fn the_issue_file_keeps_its_finding() {
-        let config =
-            crate::lint::Config::new(crate::rules::ALL.to_vec(), crate::apis::Apis::builtin());
-        let mut whole =
-            crate::lint::Config::new(crate::rules::ALL.to_vec(), crate::apis::Apis::builtin());
+        let config = crate::lint::Config::new(
+            crate::rules::ALL.to_vec(),
+            crate::base::apis::Apis::builtin(),
+        );
+        let mut whole = crate::lint::Config::new(
+            crate::rules::ALL.to_vec(),
+            crate::base::apis::Apis::builtin(),
+        );
         whole.prefilter = false;
-        let src = crate::source::SourceFile::new("src/a.rs", TRICKY[0]);
+        let src = crate::base::source::SourceFile::new("src/a.rs", TRICKY[0]);
         let masked = crate::lint::lint_per_file(&src, &config);
         let plain = crate::lint::lint_per_file(&src, &whole);
         assert!(masked.error.is_none(), "{:?}", masked.error);

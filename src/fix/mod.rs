@@ -3,11 +3,11 @@
 //!
 //! Deliberately absent: reading or writing files, the git check and diff printing (the edge,
 //! `fix_edge`), and knowledge of any one rule. A rule plugs in by attaching a
-//! [`crate::diagnostic::Fix`] to its finding and setting `fixable`; nothing here changes.
+//! [`crate::base::diagnostic::Fix`] to its finding and setting `fixable`; nothing here changes.
 
-use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix};
+use crate::base::diagnostic::{Applicability, Diagnostic, Edit, Fix};
+use crate::base::source::SourceFile;
 use crate::lint::{self, Config};
-use crate::source::SourceFile;
 
 /// Rounds of lint-and-fix before giving up: a fix can expose another finding (a sleep made
 /// cancellable is then checked again), but a rule whose fix re-fires would loop forever.
@@ -77,16 +77,16 @@ fn overlaps(a: (usize, usize), b: (usize, usize)) -> bool {
 /// line ending: rules write `\n`, and a CRLF file must not come out with mixed endings.
 #[must_use]
 pub fn apply(text: &str, fixes: &[&Fix]) -> String {
-    let ending = crate::source::line_ending_of(text);
+    let ending = crate::base::source::line_ending_of(text);
     let edits: Vec<Edit> = fixes
         .iter()
         .flat_map(|f| f.edits.iter())
         .map(|e| Edit {
             span: e.span,
-            replacement: crate::source::with_line_ending(&e.replacement, ending),
+            replacement: crate::base::source::with_line_ending(&e.replacement, ending),
         })
         .collect();
-    crate::emit::apply_edits(text, &edits)
+    crate::base::diagnostic::apply_edits(text, &edits)
 }
 
 /// The result of fixing one file.
@@ -156,7 +156,7 @@ pub mod policy_loop;
 
 /// Helpers for rules building fixes from source slices.
 pub mod slices {
-    use crate::source::Span;
+    use crate::base::source::Span;
 
     /// `call` followed by `.await` (whitespace allowed): the span of both, or `None` when the
     /// future is not awaited right there (stored, joined, returned).
@@ -207,7 +207,7 @@ pub mod slices {
     pub fn in_inner_loop(text: &str, at: usize) -> bool {
         use syn::spanned::Spanned;
         struct V<'a> {
-            src: &'a crate::source::SourceFile,
+            src: &'a crate::base::source::SourceFile,
             at: usize,
             depth: usize,
             hit: bool,
@@ -239,7 +239,7 @@ pub mod slices {
         let Ok(expr) = syn::parse_str::<syn::Expr>(text) else {
             return true;
         };
-        let src = crate::source::SourceFile::new("", text);
+        let src = crate::base::source::SourceFile::new("", text);
         let mut v = V {
             src: &src,
             at,
@@ -270,7 +270,7 @@ pub mod slices {
 /// type is imported. Read-only questions over the facts and the text, no edits.
 pub mod scope {
     use crate::analysis::Facts;
-    use crate::source::SourceFile;
+    use crate::base::source::SourceFile;
 
     /// The deadline a wait in `function` can be capped by: the innermost local named like a
     /// deadline (`deadline`, `give_up_deadline`) bound from a `now()` expression, or a parameter
@@ -363,7 +363,7 @@ pub mod syntax {
     use syn::visit::Visit;
 
     use crate::analysis::span_of;
-    use crate::source::{SourceFile, Span};
+    use crate::base::source::{SourceFile, Span};
 
     /// The innermost block statement that contains `inner` and lies outside it: where a `let`
     /// hoisted out of `inner` goes, just before.
@@ -584,7 +584,7 @@ pub mod syntax {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::Span;
+    use crate::base::source::Span;
 
     fn fix(a: Applicability, edits: &[(usize, usize, &str)]) -> Fix {
         Fix {

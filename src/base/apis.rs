@@ -7,7 +7,7 @@
 use serde::Deserialize;
 
 /// The embedded defaults.
-pub const DEFAULT_APIS: &str = include_str!("../rules/apis.toml");
+pub const DEFAULT_APIS: &str = include_str!("../../rules/apis.toml");
 
 /// All library knowledge.
 #[derive(Debug, Clone, Deserialize, Default)]

@@ -11,7 +11,43 @@ use std::path::{Path, PathBuf};
 
 use toml::{Table, Value};
 
-use super::{encode_path, CrateTarget};
+/// The cargo package and target a file belongs to, as cargo's `compiler-message` names them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrateTarget {
+    /// cargo's package id spec, e.g. `path+file:///work/app#0.1.0`.
+    pub package_id: String,
+    /// Absolute path of the package's `Cargo.toml`.
+    pub manifest_path: String,
+    /// `lib`, `bin`, `test`, `example`, `bench` or `custom-build`.
+    pub kind: String,
+    /// `lib` for libraries, `bin` for everything else.
+    pub crate_type: String,
+    /// The target's name (`snake_case` for a library).
+    pub name: String,
+    /// Absolute path of the target's root file.
+    pub src_path: String,
+    /// The package's edition.
+    pub edition: String,
+}
+
+/// A path as the path part of a URI: everything but unreserved characters, `/` and a drive
+/// letter's `:` is percent-encoded, like cargo's package ids and what SARIF validators accept.
+#[must_use]
+pub fn encode_path(path: &str) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(path.len());
+    for (i, b) in path.bytes().enumerate() {
+        let keep = b.is_ascii_alphanumeric()
+            || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/')
+            || (b == b':' && i == 1);
+        if keep {
+            out.push(char::from(b));
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
 
 /// The target of `file` in the package whose manifest is at `manifest_path` (absolute) with the
 /// parsed `manifest`; `workspace` is the workspace root's manifest, for inherited fields.

@@ -8,7 +8,7 @@
 //! nested block comments and a shebang line. A unit test checks it against proc-macro2's
 //! tokenizer (syn's) on every source file of this repository. Pure: text in, spans out.
 
-use crate::source::Span;
+use crate::base::source::Span;
 
 /// What a region is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -328,7 +328,7 @@ mod tests {
             let Ok(text) = String::from_utf8(bytes) else {
                 continue;
             };
-            let src = crate::source::SourceFile::new("x.rs", text.clone());
+            let src = crate::base::source::SourceFile::new("x.rs", text.clone());
             let body = &text[src.bom_len()..];
             let Ok(ts) = body.parse::<TokenStream>() else {
                 continue;

@@ -11,9 +11,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::diagnostic::Diagnostic;
+use crate::base::diagnostic::Diagnostic;
+use crate::base::source::{SourceFile, Span};
 use crate::emit::Report;
-use crate::source::{SourceFile, Span};
 use crate::suppression::{lex, Token};
 
 /// The baseline file format's version.

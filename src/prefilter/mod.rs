@@ -15,7 +15,7 @@
 //!   a plain substring anywhere, comments included.
 //!
 //! A rule's context triggers (`Rule::context`) do not make a file worth parsing, but an item
-//! holding one is kept by [`crate::mask`] because the rule's analysis reads such items from
+//! holding one is kept by [`crate::prefilter::mask`] because the rule's analysis reads such items from
 //! elsewhere (a helper that builds the POST).
 //!
 //! One [`Prefilter`] holds the trigger sets of every pass of a run, each tagged with the
@@ -25,9 +25,11 @@
 //! with no triggers runs on every file. Exactness (findings identical with the prefilter on and
 //! off) is tested over the fixtures and a real corpus.
 
+pub mod mask;
+
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 
-use crate::apis::Apis;
+use crate::base::apis::Apis;
 
 /// A word set the library knowledge defines (`rules/apis.toml` plus configuration).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -234,7 +236,7 @@ impl Prefilter {
                     apis.deadlines
                         .wrappers
                         .iter()
-                        .map(|w| crate::apis::written_key(w)),
+                        .map(|w| crate::base::apis::written_key(w)),
                 )
                 .map(|w| (w, all, 0)),
         );
@@ -277,7 +279,7 @@ impl Prefilter {
                 .is_some_and(|w| code_word(w, text, |p| groups.meets(w.whole[p])))
     }
 
-    /// What [`crate::mask`] keeps for the passes `groups`.
+    /// What [`crate::prefilter::mask`] keeps for the passes `groups`.
     #[must_use]
     pub fn relevance(&self, groups: Groups) -> Relevant<'_> {
         Relevant {
@@ -287,14 +289,14 @@ impl Prefilter {
     }
 }
 
-/// The prefilter seen by one pass: the items [`crate::mask`] keeps.
+/// The prefilter seen by one pass: the items [`crate::prefilter::mask`] keeps.
 #[derive(Debug, Clone, Copy)]
 pub struct Relevant<'a> {
     prefilter: &'a Prefilter,
     groups: Groups,
 }
 
-impl crate::mask::Relevance for Relevant<'_> {
+impl crate::prefilter::mask::Relevance for Relevant<'_> {
     fn relevant(&self, text: &str) -> bool {
         let g = self.groups;
         self.prefilter.may_match(text, g)
