@@ -61,7 +61,7 @@ pub fn apply(diags: &mut Vec<Diagnostic>, applies: impl Fn(&Rule) -> bool) {
         .flat_map(|(i, p)| {
             diags
                 .iter()
-                .filter(move |d| std::ptr::eq(d.rule, p.winner))
+                .filter(move |d| p.winner.is(d.rule))
                 .flat_map(move |d| match p.site {
                     Site::Primary => vec![(i, d.primary)],
                     Site::PrimaryAndRelated => std::iter::once((i, d.primary))
@@ -76,6 +76,6 @@ pub fn apply(diags: &mut Vec<Diagnostic>, applies: impl Fn(&Rule) -> bool) {
     diags.retain(|d| {
         !owned
             .iter()
-            .any(|&(i, span)| std::ptr::eq(d.rule, TABLE[i].loser) && d.primary == span)
+            .any(|&(i, span)| TABLE[i].loser.is(d.rule) && d.primary == span)
     });
 }

@@ -201,7 +201,7 @@ fn report(files: Option<(SourceFile, Vec<Diagnostic>)>, errors: Vec<FileError>) 
             files
                 .iter()
                 .flat_map(|(_, ds)| ds)
-                .any(|d| std::ptr::eq(d.rule, *r))
+                .any(|d| r.is(d.rule))
         })
         .collect();
     Report {

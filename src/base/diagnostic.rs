@@ -2,9 +2,12 @@
 //!
 //! Each emitter owns its own serialisation (deliberately no `Serialize` here), so changing the
 //! SARIF shape can never change the JSON shape by accident.
+//!
+//! A finding names its rule by the rule's [`RuleInfo`], its static description, and not by the
+//! registry's `rules::Rule`, whose kind holds the checks: the data every stage shares stays below
+//! the rules. A stage that needs a finding's checks looks the rule up in `rules::ALL` by name.
 
 use crate::base::source::Span;
-use crate::rules::Rule;
 
 /// How loudly a finding is reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -55,6 +58,37 @@ impl Applicability {
     }
 }
 
+/// A rule's static description: what a finding, the docs, SARIF `rules[]` and configuration
+/// know of it. The registry's `rules::Rule` adds what it reads (triggers, its check).
+pub struct RuleInfo {
+    /// Kebab-case name: the SARIF `ruleId` and the key in configuration.
+    pub name: &'static str,
+    /// One sentence: SARIF `shortDescription`, the `rules` table.
+    pub summary: &'static str,
+    /// The user doc, `rules/<name>.md`.
+    pub doc: &'static str,
+    /// Runs without being selected.
+    pub default_enabled: bool,
+    /// Level before configuration.
+    pub default_severity: Severity,
+    /// Whether the rule may attach a fix.
+    pub fixable: bool,
+}
+
+impl RuleInfo {
+    /// The rule's snake name, as used in cargo-JSON codes.
+    #[must_use]
+    pub fn snake_name(&self) -> String {
+        self.name.replace('-', "_")
+    }
+}
+
+impl std::fmt::Debug for RuleInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
 /// One text replacement.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Edit {
@@ -88,7 +122,7 @@ pub struct Related {
 #[derive(Debug, Clone)]
 pub struct Diagnostic {
     /// The rule that fired.
-    pub rule: &'static Rule,
+    pub rule: &'static RuleInfo,
     /// Effective severity.
     pub severity: Severity,
     /// Where the caret points.
@@ -110,7 +144,7 @@ pub struct Diagnostic {
 impl Diagnostic {
     /// A warning with a message and the given primary span.
     #[must_use]
-    pub fn new(rule: &'static Rule, primary: Span, message: impl Into<String>) -> Self {
+    pub fn new(rule: &'static RuleInfo, primary: Span, message: impl Into<String>) -> Self {
         Self {
             rule,
             severity: Severity::Warning,

@@ -13,7 +13,7 @@ pub mod json;
 pub mod rustc_json;
 pub mod sarif;
 
-use crate::base::diagnostic::{Diagnostic, FileError};
+use crate::base::diagnostic::{Diagnostic, FileError, RuleInfo};
 use crate::base::source::SourceFile;
 use crate::rules::Rule;
 pub use crate::walk::crates::{encode_path, CrateTarget};
@@ -52,6 +52,6 @@ pub const DOCS_URL: &str = "https://github.com/timeoutlint/timeoutlint/blob/main
 
 /// The doc URL of a rule.
 #[must_use]
-pub fn rule_url(rule: &Rule) -> String {
+pub fn rule_url(rule: &RuleInfo) -> String {
     format!("{DOCS_URL}/{}.md", rule.name)
 }

@@ -11,18 +11,20 @@
 //! becomes a `RetryPolicy` with the same attempt count and the timer's duration as its attempt
 //! cap, under a total deadline of attempts x that duration.
 
-use crate::base::diagnostic::{Applicability, Diagnostic, Fix, Severity};
+use crate::base::diagnostic::{Applicability, Diagnostic, Fix, RuleInfo, Severity};
 use crate::fix::policy_loop::{self, PerAttempt};
 use crate::prefilter::{Trigger, Vocab};
 use crate::rules::{CrateContext, Kind, Rule};
 
 pub(crate) static RULE: Rule = Rule {
-    name: "attempt-timeout-without-budget",
-    summary: "fresh fixed timeout per attempt inside a retry with no overall deadline",
-    doc: include_str!("../../rules/attempt-timeout-without-budget.md"),
-    default_enabled: true,
-    default_severity: Severity::Warning,
-    fixable: true,
+    info: RuleInfo {
+        name: "attempt-timeout-without-budget",
+        summary: "fresh fixed timeout per attempt inside a retry with no overall deadline",
+        doc: include_str!("../../rules/attempt-timeout-without-budget.md"),
+        default_enabled: true,
+        default_severity: Severity::Warning,
+        fixable: true,
+    },
     // A crate rule's files are parsed whole: the index reads every item.
     triggers: &[
         Trigger::vocab(Vocab::RetrySites),

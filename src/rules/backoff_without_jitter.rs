@@ -6,17 +6,19 @@
 //! default: a single client retrying a private dependency does not stampede anything.
 
 use crate::analysis::jitter::BUILDERS;
-use crate::base::diagnostic::{Diagnostic, Severity};
+use crate::base::diagnostic::{Diagnostic, RuleInfo, Severity};
 use crate::prefilter::{Trigger, Vocab};
 use crate::rules::{Context, Kind, Rule};
 
 pub(crate) static RULE: Rule = Rule {
-    name: "backoff-without-jitter",
-    summary: "computed backoff delay with no random component",
-    doc: include_str!("../../rules/backoff-without-jitter.md"),
-    default_enabled: false,
-    default_severity: Severity::Warning,
-    fixable: false,
+    info: RuleInfo {
+        name: "backoff-without-jitter",
+        summary: "computed backoff delay with no random component",
+        doc: include_str!("../../rules/backoff-without-jitter.md"),
+        default_enabled: false,
+        default_severity: Severity::Warning,
+        fixable: false,
+    },
     // Sites and backoff functions carry the analysis' words; a builder chain may carry none.
     triggers: &[
         Trigger::vocab(Vocab::RetrySites),

@@ -7,18 +7,20 @@
 //! Fixes to `tokio::time::sleep(..).await` only where the sleep's own body is async (`.await` is
 //! legal there; not in a sync closure inside one).
 
-use crate::base::diagnostic::{Applicability, Diagnostic, Edit, Fix, Severity};
+use crate::base::diagnostic::{Applicability, Diagnostic, Edit, Fix, RuleInfo, Severity};
 use crate::fix::slices;
 use crate::prefilter::{Trigger, Vocab};
 use crate::rules::{Context, Kind, Rule};
 
 pub(crate) static RULE: Rule = Rule {
-    name: "blocking-sleep-in-async",
-    summary: "`std::thread::sleep` inside async code blocks the executor thread",
-    doc: include_str!("../../rules/blocking-sleep-in-async.md"),
-    default_enabled: true,
-    default_severity: Severity::Warning,
-    fixable: true,
+    info: RuleInfo {
+        name: "blocking-sleep-in-async",
+        summary: "`std::thread::sleep` inside async code blocks the executor thread",
+        doc: include_str!("../../rules/blocking-sleep-in-async.md"),
+        default_enabled: true,
+        default_severity: Severity::Warning,
+        fixable: true,
+    },
     triggers: &[Trigger::vocab(Vocab::BlockingSleeps)],
     context: &[],
     kind: Kind::File(check),

@@ -7,17 +7,19 @@
 //! `String`, `.json(&x)`), which replay fine, and anything rebuilt or rewound per attempt.
 
 use crate::analysis::requests::ReplayKind;
-use crate::base::diagnostic::{Diagnostic, Severity};
+use crate::base::diagnostic::{Diagnostic, RuleInfo, Severity};
 use crate::prefilter::{Trigger, Vocab};
 use crate::rules::{Context, Kind, Rule};
 
 pub(crate) static RULE: Rule = Rule {
-    name: "body-reused-across-attempts",
-    summary: "request body that the first attempt consumes is sent again by the retry",
-    doc: include_str!("../../rules/body-reused-across-attempts.md"),
-    default_enabled: true,
-    default_severity: Severity::Warning,
-    fixable: false,
+    info: RuleInfo {
+        name: "body-reused-across-attempts",
+        summary: "request body that the first attempt consumes is sent again by the retry",
+        doc: include_str!("../../rules/body-reused-across-attempts.md"),
+        default_enabled: true,
+        default_severity: Severity::Warning,
+        fixable: false,
+    },
     // Every finding needs a retry site, whose words already wake the prefilter.
     triggers: &[Trigger::vocab(Vocab::RetrySites), Trigger::word("Policy")],
     context: &[Trigger::vocab(Vocab::Requests)],

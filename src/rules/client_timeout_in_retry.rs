@@ -14,19 +14,21 @@
 use std::fmt::Write as _;
 
 use crate::analysis::index::ClientFinding;
-use crate::base::diagnostic::{Applicability, Diagnostic, Fix, Severity};
+use crate::base::diagnostic::{Applicability, Diagnostic, Fix, RuleInfo, Severity};
 use crate::base::source::SourceFile;
 use crate::fix::policy_loop::{self, PerAttempt};
 use crate::prefilter::{Trigger, Vocab};
 use crate::rules::{CrateContext, Kind, Rule};
 
 pub(crate) static RULE: Rule = Rule {
-    name: "client-timeout-in-retry",
-    summary: "per-request client timeout multiplied by a retry with no overall deadline",
-    doc: include_str!("../../rules/client-timeout-in-retry.md"),
-    default_enabled: true,
-    default_severity: Severity::Warning,
-    fixable: true,
+    info: RuleInfo {
+        name: "client-timeout-in-retry",
+        summary: "per-request client timeout multiplied by a retry with no overall deadline",
+        doc: include_str!("../../rules/client-timeout-in-retry.md"),
+        default_enabled: true,
+        default_severity: Severity::Warning,
+        fixable: true,
+    },
     // A crate rule's files are parsed whole: the index reads every item.
     triggers: &[
         Trigger::vocab(Vocab::RetrySites),

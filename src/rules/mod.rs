@@ -12,7 +12,7 @@
 use crate::analysis::index::CrateIndex;
 use crate::analysis::Facts;
 use crate::base::apis::Apis;
-use crate::base::diagnostic::{Diagnostic, Severity};
+use crate::base::diagnostic::{Diagnostic, RuleInfo};
 use crate::base::source::SourceFile;
 use crate::prefilter::Trigger;
 
@@ -89,20 +89,11 @@ pub enum Judge {
     Suppressions,
 }
 
-/// A rule's static description.
+/// A registered rule: its static description (what a finding names, reached through `Deref`, so
+/// `rule.name` reads as before), what it reads and its check.
 pub struct Rule {
-    /// Kebab-case name: the SARIF `ruleId` and the key in configuration.
-    pub name: &'static str,
-    /// One sentence: SARIF `shortDescription`, the `rules` table.
-    pub summary: &'static str,
-    /// The user doc, `rules/<name>.md`.
-    pub doc: &'static str,
-    /// Runs without being selected.
-    pub default_enabled: bool,
-    /// Level before configuration.
-    pub default_severity: Severity,
-    /// Whether the rule may attach a fix.
-    pub fixable: bool,
+    /// Name, docs, default level: all a finding knows of its rule.
+    pub info: RuleInfo,
     /// Words one of which (ASCII case-insensitive) every file that can hold a finding contains;
     /// the prefilter skips parsing files with none of any enabled rule's words. None: every file.
     pub triggers: &'static [Trigger],
@@ -113,17 +104,25 @@ pub struct Rule {
     pub kind: Kind,
 }
 
-impl Rule {
-    /// The rule's snake name, as used in cargo-JSON codes.
-    #[must_use]
-    pub fn snake_name(&self) -> String {
-        self.name.replace('-', "_")
-    }
+impl std::ops::Deref for Rule {
+    type Target = RuleInfo;
 
+    fn deref(&self) -> &RuleInfo {
+        &self.info
+    }
+}
+
+impl Rule {
     /// Is it a crate rule (its findings come from the crate index)?
     #[must_use]
     pub fn is_crate_rule(&self) -> bool {
         matches!(self.kind, Kind::Crate(_))
+    }
+
+    /// Is `info` this rule's description, so that a finding naming it is this rule's?
+    #[must_use]
+    pub fn is(&self, info: &RuleInfo) -> bool {
+        std::ptr::eq(&self.info, info)
     }
 }
 

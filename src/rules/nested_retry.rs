@@ -5,17 +5,19 @@
 //! are literal. Deliberately absent: clients whose retrying is configured in another file.
 
 use crate::analysis::Cap;
-use crate::base::diagnostic::{Diagnostic, Severity};
+use crate::base::diagnostic::{Diagnostic, RuleInfo, Severity};
 use crate::prefilter::{Trigger, Vocab};
 use crate::rules::{Context, Kind, Rule};
 
 pub(crate) static RULE: Rule = Rule {
-    name: "nested-retry",
-    summary: "retry site around a client that already retries: the attempts multiply",
-    doc: include_str!("../../rules/nested-retry.md"),
-    default_enabled: true,
-    default_severity: Severity::Warning,
-    fixable: false,
+    info: RuleInfo {
+        name: "nested-retry",
+        summary: "retry site around a client that already retries: the attempts multiply",
+        doc: include_str!("../../rules/nested-retry.md"),
+        default_enabled: true,
+        default_severity: Severity::Warning,
+        fixable: false,
+    },
     // The retrying-client names are in `rules/apis.toml`, so the analysis' triggers cover them.
     triggers: &[Trigger::vocab(Vocab::RetrySites)],
     context: &[],

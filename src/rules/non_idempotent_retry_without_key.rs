@@ -19,19 +19,22 @@ use syn::visit::Visit;
 
 use crate::analysis::requests::{Key, Via, Write};
 use crate::analysis::{span_of, RetrySite, SiteKind};
-use crate::base::diagnostic::{Applicability, Diagnostic, Edit, Fix, Severity};
+use crate::base::diagnostic::{Applicability, Diagnostic, Edit, Fix, RuleInfo, Severity};
 use crate::base::source::Span;
 use crate::fix::syntax;
 use crate::prefilter::{Trigger, Vocab};
 use crate::rules::{Context, Kind, Rule};
 
 pub(crate) static RULE: Rule = Rule {
-    name: "non-idempotent-retry-without-key",
-    summary: "POST or PATCH retried without an idempotency key that is the same on every attempt",
-    doc: include_str!("../../rules/non-idempotent-retry-without-key.md"),
-    default_enabled: true,
-    default_severity: Severity::Warning,
-    fixable: true,
+    info: RuleInfo {
+        name: "non-idempotent-retry-without-key",
+        summary:
+            "POST or PATCH retried without an idempotency key that is the same on every attempt",
+        doc: include_str!("../../rules/non-idempotent-retry-without-key.md"),
+        default_enabled: true,
+        default_severity: Severity::Warning,
+        fixable: true,
+    },
     // Every finding needs a retry site or a retrying middleware, whose words wake the prefilter.
     triggers: &[Trigger::vocab(Vocab::RetrySites), Trigger::word("Policy")],
     context: &[Trigger::vocab(Vocab::Requests)],

@@ -17,19 +17,21 @@ use std::collections::BTreeMap;
 
 use crate::analysis::retry_after::{HINT, SOURCES};
 use crate::analysis::ServerWait;
-use crate::base::diagnostic::{Applicability, Diagnostic, Edit, Fix, Severity};
+use crate::base::diagnostic::{Applicability, Diagnostic, Edit, Fix, RuleInfo, Severity};
 use crate::base::source::Span;
 use crate::fix::{scope, slices};
 use crate::prefilter::Trigger;
 use crate::rules::{Context, Kind, Rule};
 
 pub(crate) static RULE: Rule = Rule {
-    name: "retry-after-uncapped",
-    summary: "server-chosen Retry-After wait with no cap by a maximum or the time left",
-    doc: include_str!("../../rules/retry-after-uncapped.md"),
-    default_enabled: true,
-    default_severity: Severity::Warning,
-    fixable: true,
+    info: RuleInfo {
+        name: "retry-after-uncapped",
+        summary: "server-chosen Retry-After wait with no cap by a maximum or the time left",
+        doc: include_str!("../../rules/retry-after-uncapped.md"),
+        default_enabled: true,
+        default_severity: Severity::Warning,
+        fixable: true,
+    },
     // The analysis matches exactly these spellings (see `analysis::retry_after`).
     triggers: &[
         Trigger::word(SOURCES[0]),

@@ -7,17 +7,19 @@
 //! transition that schedules the next attempt. Deliberately absent: sites that retry every error
 //! with no status test in sight: whether that error was classified is not visible here.
 
-use crate::base::diagnostic::{Diagnostic, Severity};
+use crate::base::diagnostic::{Diagnostic, RuleInfo, Severity};
 use crate::prefilter::{Trigger, Vocab};
 use crate::rules::{Context, Kind, Rule};
 
 pub(crate) static RULE: Rule = Rule {
-    name: "retry-non-transient-status",
-    summary: "retry site that retries every non-success status, 4xx included",
-    doc: include_str!("../../rules/retry-non-transient-status.md"),
-    default_enabled: true,
-    default_severity: Severity::Warning,
-    fixable: false,
+    info: RuleInfo {
+        name: "retry-non-transient-status",
+        summary: "retry site that retries every non-success status, 4xx included",
+        doc: include_str!("../../rules/retry-non-transient-status.md"),
+        default_enabled: true,
+        default_severity: Severity::Warning,
+        fixable: false,
+    },
     // Every site needs retry evidence, which the analysis' trigger words already cover. A
     // combinator's named operation (`fetch.retry(..)`) holds the status test in an item of its
     // own with no retry word: items naming a status are kept for it.

@@ -4,18 +4,20 @@
 //! make it fail CI with `[rules] suppression-without-reason = "error"`. Works on the comments
 //! alone; whether the suppression is used is `unused-suppression`'s question.
 
-use crate::base::diagnostic::{Diagnostic, Severity};
+use crate::base::diagnostic::{Diagnostic, RuleInfo, Severity};
 use crate::prefilter::Trigger;
 use crate::rules::{self, Context, Rule};
 use crate::suppression::{self, Kind};
 
 pub(crate) static RULE: Rule = Rule {
-    name: "suppression-without-reason",
-    summary: "suppression comment that does not say why the finding is acceptable",
-    doc: include_str!("../../rules/suppression-without-reason.md"),
-    default_enabled: false,
-    default_severity: Severity::Warning,
-    fixable: false,
+    info: RuleInfo {
+        name: "suppression-without-reason",
+        summary: "suppression comment that does not say why the finding is acceptable",
+        doc: include_str!("../../rules/suppression-without-reason.md"),
+        default_enabled: false,
+        default_severity: Severity::Warning,
+        fixable: false,
+    },
     triggers: &[Trigger::text("timeoutlint:")],
     context: &[],
     kind: rules::Kind::File(check),

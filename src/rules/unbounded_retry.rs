@@ -10,17 +10,19 @@
 //! switched off by `None` gets no fix: the cap already exists.
 
 use crate::analysis::{Cap, RetrySite, SiteKind};
-use crate::base::diagnostic::{Applicability, Diagnostic, Edit, Fix, Severity};
+use crate::base::diagnostic::{Applicability, Diagnostic, Edit, Fix, RuleInfo, Severity};
 use crate::prefilter::{Trigger, Vocab};
 use crate::rules::{Context, Kind, Rule};
 
 pub(crate) static RULE: Rule = Rule {
-    name: "unbounded-retry",
-    summary: "retry site with no attempt cap and no deadline",
-    doc: include_str!("../../rules/unbounded-retry.md"),
-    default_enabled: true,
-    default_severity: Severity::Warning,
-    fixable: true,
+    info: RuleInfo {
+        name: "unbounded-retry",
+        summary: "retry site with no attempt cap and no deadline",
+        doc: include_str!("../../rules/unbounded-retry.md"),
+        default_enabled: true,
+        default_severity: Severity::Warning,
+        fixable: true,
+    },
     triggers: &[Trigger::vocab(Vocab::RetrySites)],
     context: &[],
     kind: Kind::File(check),

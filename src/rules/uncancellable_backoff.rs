@@ -12,19 +12,21 @@
 
 use crate::analysis::Deadline;
 use crate::analysis::{CancelSource, SiteKind, Sleep};
-use crate::base::diagnostic::{Applicability, Diagnostic, Edit, Fix, Severity};
+use crate::base::diagnostic::{Applicability, Diagnostic, Edit, Fix, RuleInfo, Severity};
 use crate::base::source::Span;
 use crate::fix::{scope, slices};
 use crate::prefilter::{Trigger, Vocab};
 use crate::rules::{Context, Kind, Rule};
 
 pub(crate) static RULE: Rule = Rule {
-    name: "uncancellable-backoff",
-    summary: "backoff sleep that cannot be interrupted when the caller gives up",
-    doc: include_str!("../../rules/uncancellable-backoff.md"),
-    default_enabled: true,
-    default_severity: Severity::Warning,
-    fixable: true,
+    info: RuleInfo {
+        name: "uncancellable-backoff",
+        summary: "backoff sleep that cannot be interrupted when the caller gives up",
+        doc: include_str!("../../rules/uncancellable-backoff.md"),
+        default_enabled: true,
+        default_severity: Severity::Warning,
+        fixable: true,
+    },
     triggers: &[Trigger::vocab(Vocab::RetrySites)],
     context: &[],
     kind: Kind::File(check),

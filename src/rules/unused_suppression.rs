@@ -5,17 +5,19 @@
 //! `suppression::apply` ([`Judge::Suppressions`]), which runs after all rules of a file, when this
 //! rule is enabled. Its trigger keeps the prefilter from skipping files that hold suppressions.
 
-use crate::base::diagnostic::Severity;
+use crate::base::diagnostic::{RuleInfo, Severity};
 use crate::prefilter::Trigger;
 use crate::rules::{Judge, Kind, Rule};
 
 pub(crate) static RULE: Rule = Rule {
-    name: "unused-suppression",
-    summary: "suppression comment that silences no finding (stale, misspelt or unknown rule)",
-    doc: include_str!("../../rules/unused-suppression.md"),
-    default_enabled: true,
-    default_severity: Severity::Warning,
-    fixable: true,
+    info: RuleInfo {
+        name: "unused-suppression",
+        summary: "suppression comment that silences no finding (stale, misspelt or unknown rule)",
+        doc: include_str!("../../rules/unused-suppression.md"),
+        default_enabled: true,
+        default_severity: Severity::Warning,
+        fixable: true,
+    },
     triggers: &[Trigger::text("timeoutlint:")],
     context: &[],
     kind: Kind::Meta(Judge::Suppressions),

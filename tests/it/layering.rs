@@ -61,9 +61,6 @@ const LAYERS: &[(&str, &[&str])] = &[
 /// Back-edges left for phase 2 of issue #14 (the driver and the folder layout), which empties
 /// this list: `(module, names)`.
 const KNOWN_BACK_EDGES: &[(&str, &str)] = &[
-    // A finding names its rule by `&'static Rule`, whose kind holds the checks; a rule's static
-    // description (name, doc, level) moves below `diagnostic` with the new layout.
-    ("base", "rules"),
     // The byte lexer (strings, comments, raw strings) lives in `parse`; it moves to a `lex`
     // module below the prefilter.
     ("prefilter", "parse"),

@@ -174,7 +174,7 @@ fn retry_after_wins_over_uncancellable_backoff_on_one_sleep() {
     );
     let uncancellable = by_name("uncancellable-backoff").unwrap();
     assert!(
-        diags.iter().all(|d| !std::ptr::eq(d.rule, uncancellable)),
+        diags.iter().all(|d| !uncancellable.is(d.rule)),
         "uncancellable-backoff fired on a Retry-After wait"
     );
     // The same sleep with a fixed delay instead of the server's is an uncancellable backoff:

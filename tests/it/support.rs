@@ -63,10 +63,7 @@ pub fn lint_rule(path: &str, text: &str, rule: &'static Rule) -> (SourceFile, Ve
         return lint_text(path, text, &[rule]);
     }
     let (src, diags) = lint_text(path, text, &[]);
-    let own = diags
-        .into_iter()
-        .filter(|d| std::ptr::eq(d.rule, rule))
-        .collect();
+    let own = diags.into_iter().filter(|d| rule.is(d.rule)).collect();
     (src, own)
 }
 
