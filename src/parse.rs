@@ -7,12 +7,12 @@
 //! a wide margin in the workers' [`WORKER_STACK`]. Parse errors keep syn's message and place.
 
 use crate::base::diagnostic::FileError;
+use crate::base::lex::token_at;
+pub use crate::base::lex::MAX_NESTING;
 use crate::base::source::SourceFile;
 
 /// Stack size of the threads that parse and analyse files.
 pub const WORKER_STACK: usize = 256 * 1024 * 1024;
-/// Deepest nesting (brackets plus operator chains) a file may have.
-pub const MAX_NESTING: usize = 4000;
 /// Default size limit for one file.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 
@@ -60,28 +60,13 @@ pub fn too_deep(text: &str, limit: usize) -> Option<(usize, usize)> {
     let mut total_chain = 0usize;
     let mut i = 0;
     while i < b.len() {
+        // Comments and literals hold no nesting.
+        if let Some((_, end)) = token_at(b, i) {
+            i = end;
+            continue;
+        }
         let c = b[i];
         match c {
-            b'/' if b.get(i + 1) == Some(&b'/') => {
-                i = skip_line_comment(b, i);
-                continue;
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                i = skip_block_comment(b, i);
-                continue;
-            }
-            b'"' => {
-                i = skip_string(b, i);
-                continue;
-            }
-            b'r' if is_raw_string_start(b, i) => {
-                i = skip_raw_string(b, i);
-                continue;
-            }
-            b'\'' => {
-                i = skip_char_or_lifetime(b, i);
-                continue;
-            }
             b'(' | b'[' | b'{' => chains.push(0),
             b')' | b']' | b'}' => {
                 if chains.len() > 1 {
@@ -118,109 +103,6 @@ pub fn too_deep(text: &str, limit: usize) -> Option<(usize, usize)> {
         i += 1;
     }
     None
-}
-
-/// The end of the `//` comment starting at `i` (its line break, or the end of the text).
-pub(crate) fn skip_line_comment(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() && b[i] != b'\n' {
-        i += 1;
-    }
-    i
-}
-
-/// The offset after the (nestable) `/* */` comment starting at `i`.
-pub(crate) fn skip_block_comment(b: &[u8], mut i: usize) -> usize {
-    let mut depth = 0usize;
-    while i < b.len() {
-        if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
-            depth += 1;
-            i += 2;
-        } else if b[i] == b'*' && b.get(i + 1) == Some(&b'/') {
-            depth -= 1;
-            i += 2;
-            if depth == 0 {
-                return i;
-            }
-        } else {
-            i += 1;
-        }
-    }
-    i
-}
-
-pub(crate) fn skip_string(b: &[u8], mut i: usize) -> usize {
-    i += 1;
-    while i < b.len() {
-        match b[i] {
-            b'\\' => i += 2,
-            b'"' => return i + 1,
-            _ => i += 1,
-        }
-    }
-    i
-}
-
-pub(crate) fn is_raw_string_start(b: &[u8], i: usize) -> bool {
-    if i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_') {
-        return false;
-    }
-    let mut j = i + 1;
-    while b.get(j) == Some(&b'#') {
-        j += 1;
-    }
-    b.get(j) == Some(&b'"')
-}
-
-pub(crate) fn skip_raw_string(b: &[u8], i: usize) -> usize {
-    let mut j = i + 1;
-    let mut hashes = 0;
-    while b.get(j) == Some(&b'#') {
-        hashes += 1;
-        j += 1;
-    }
-    j += 1;
-    while j < b.len() {
-        if b[j] == b'"'
-            && b[j + 1..]
-                .iter()
-                .take(hashes)
-                .filter(|&&c| c == b'#')
-                .count()
-                == hashes
-        {
-            return j + 1 + hashes;
-        }
-        j += 1;
-    }
-    j
-}
-
-pub(crate) fn skip_char_or_lifetime(b: &[u8], i: usize) -> usize {
-    // `'\n'`, `'\u{1F600}'`, `'x'` (possibly multi-byte) are chars; `'a` is a lifetime.
-    if b.get(i + 1) == Some(&b'\\') {
-        // The escaped character itself may be a quote (`'\''`): the closing one comes after.
-        let mut j = i + 3;
-        while j < b.len() && j < i + 16 {
-            if b[j] == b'\'' {
-                return j + 1;
-            }
-            j += 1;
-        }
-        return i + 1;
-    }
-    let mut j = i + 1;
-    // One UTF-8 character.
-    if j < b.len() {
-        j += 1;
-        while j < b.len() && (b[j] & 0xC0) == 0x80 {
-            j += 1;
-        }
-    }
-    if b.get(j) == Some(&b'\'') {
-        j + 1
-    } else {
-        i + 1
-    }
 }
 
 #[cfg(test)]

@@ -1,32 +1,19 @@
-//! Where the comments and literals of Rust source text are: the lexer `--add-ignore` uses to
-//! put a comment only where a comment is a comment (never inside a multi-line `"..."`,
-//! `r#"..."#` or `/* */`).
+//! Where the comments and literals of Rust source text are: what `--add-ignore` uses to put a
+//! comment only where a comment is a comment (never inside a multi-line `"..."`, `r#"..."#` or
+//! `/* */`).
 //!
-//! It follows rustc's lexer for everything that can hide a line break or a comment marker:
-//! strings, byte and C strings with their escapes, raw strings with any number of `#`, char and
-//! byte literals (`'\''`, `'\u{1F600}'`) told apart from lifetimes and labels, raw identifiers,
-//! nested block comments and a shebang line. A unit test checks it against proc-macro2's
+//! The lexing is [`lex`](crate::base::lex)'s, the one every scan of unparsed text uses; this
+//! adds the shebang line and the lookups. A unit test checks the regions against proc-macro2's
 //! tokenizer (syn's) on every source file of this repository. Pure: text in, spans out.
 
+pub use crate::base::lex::Region;
+use crate::base::lex::{line_end, token_at};
 use crate::base::source::Span;
-
-/// What a region is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Region {
-    /// `// ..` (doc comments too), up to its line break; or a shebang line.
-    LineComment,
-    /// `/* .. */`, nested, doc comments too.
-    BlockComment,
-    /// A string, byte string, C string, raw string, char or byte literal.
-    Literal,
-}
 
 /// Every comment and literal of `text`, in order, not overlapping.
 #[must_use]
 pub fn regions(text: &str) -> Vec<(Span, Region)> {
     let b = text.as_bytes();
-    let n = b.len();
-    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80;
     let mut out = Vec::new();
     let mut i = if text.starts_with('\u{feff}') { 3 } else { 0 };
     // `#!/usr/bin/env ..` on the first line is not code; `#![attr]` is.
@@ -35,151 +22,16 @@ pub fn regions(text: &str) -> Vec<(Span, Region)> {
         out.push((Span::new(i, end), Region::LineComment));
         i = end;
     }
-    while i < n {
-        let c = b[i];
-        if c == b'/' && b.get(i + 1) == Some(&b'/') {
-            let end = line_end(b, i);
-            out.push((Span::new(i, end), Region::LineComment));
-            i = end;
-        } else if c == b'/' && b.get(i + 1) == Some(&b'*') {
-            let end = block_comment_end(b, i);
-            out.push((Span::new(i, end), Region::BlockComment));
-            i = end;
-        } else if c == b'"' {
-            let end = string_end(b, i);
-            out.push((Span::new(i, end), Region::Literal));
-            i = end;
-        } else if c == b'\'' {
-            match char_end(text, i) {
-                Some(end) => {
-                    out.push((Span::new(i, end), Region::Literal));
-                    i = end;
-                }
-                // A lifetime or label: its name is code.
-                None => i += 1,
+    while i < b.len() {
+        match token_at(b, i) {
+            Some((kind, end)) => {
+                out.push((Span::new(i, end), kind));
+                i = end;
             }
-        } else if word(c) {
-            let start = i;
-            while i < n && word(b[i]) {
-                i += 1;
-            }
-            let prefix = &b[start..i];
-            let quote = b.get(i).copied();
-            match (prefix, quote) {
-                (b"b" | b"c", Some(b'"')) => {
-                    let end = string_end(b, i);
-                    out.push((Span::new(start, end), Region::Literal));
-                    i = end;
-                }
-                (b"b", Some(b'\'')) => {
-                    // A byte literal is never a lifetime.
-                    let end = char_end(text, i).unwrap_or(i + 1);
-                    out.push((Span::new(start, end), Region::Literal));
-                    i = end;
-                }
-                (b"r" | b"br" | b"cr", Some(b'"' | b'#')) => {
-                    if let Some(end) = raw_string_end(b, i) {
-                        out.push((Span::new(start, end), Region::Literal));
-                        i = end;
-                    }
-                    // Else `r#ident`, a raw identifier: `#` and the name are code.
-                }
-                _ => {}
-            }
-        } else {
-            i += 1;
+            None => i += 1,
         }
     }
     out
-}
-
-/// The offset of the line break ending the line that holds `i` (or the end of the text).
-fn line_end(b: &[u8], i: usize) -> usize {
-    b[i..]
-        .iter()
-        .position(|&c| c == b'\n')
-        .map_or(b.len(), |e| i + e)
-}
-
-/// The offset after the nested `/* */` starting at `i` (the end of the text if unclosed).
-fn block_comment_end(b: &[u8], mut i: usize) -> usize {
-    let mut depth = 0usize;
-    while i < b.len() {
-        if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
-            depth += 1;
-            i += 2;
-        } else if b[i] == b'*' && b.get(i + 1) == Some(&b'/') {
-            depth -= 1;
-            i += 2;
-            if depth == 0 {
-                return i;
-            }
-        } else {
-            i += 1;
-        }
-    }
-    b.len()
-}
-
-/// The offset after the `"..."` whose opening quote is at `i`.
-fn string_end(b: &[u8], mut i: usize) -> usize {
-    i += 1;
-    while i < b.len() {
-        match b[i] {
-            b'\\' => i += 2,
-            b'"' => return i + 1,
-            _ => i += 1,
-        }
-    }
-    b.len()
-}
-
-/// The offset after the raw string whose `#`s or opening quote start at `i` (after the `r`),
-/// or `None` when this is no raw string (`r#ident`).
-fn raw_string_end(b: &[u8], i: usize) -> Option<usize> {
-    let hashes = b[i..].iter().take_while(|&&c| c == b'#').count();
-    let open = i + hashes;
-    if b.get(open) != Some(&b'"') {
-        return None;
-    }
-    let mut j = open + 1;
-    while j < b.len() {
-        if b[j] == b'"'
-            && b[j + 1..]
-                .iter()
-                .take(hashes)
-                .filter(|&&c| c == b'#')
-                .count()
-                == hashes
-        {
-            return Some(j + 1 + hashes);
-        }
-        j += 1;
-    }
-    Some(b.len())
-}
-
-/// The offset after the char literal whose quote is at `i`, or `None` for a lifetime or label
-/// (`'a`, `'static`, `'outer:`), rustc's rule: a quote, one character and a quote is a char;
-/// a quote and a backslash starts an escape; a quote and a name not closed by a quote is a
-/// lifetime.
-fn char_end(text: &str, i: usize) -> Option<usize> {
-    let b = text.as_bytes();
-    if b.get(i + 1) == Some(&b'\\') {
-        // Skip the escaped character (`'\''`, `'\\'`), then up to the closing quote
-        // (`'\u{1F600}'`), never past the line.
-        let mut j = i + 3;
-        while j < b.len() && b[j] != b'\'' && b[j] != b'\n' {
-            j += 1;
-        }
-        return Some((j + 1).min(b.len()));
-    }
-    let first = text[i + 1..].chars().next()?;
-    let after = i + 1 + first.len_utf8();
-    if b.get(after) == Some(&b'\'') {
-        return Some(after + 1);
-    }
-    None
 }
 
 /// Is `offset` strictly inside a region (not at its first byte)? Regions are sorted.

@@ -13,10 +13,7 @@
 //! The masked text is only a cheaper input with the same findings (tested over the fixtures and a
 //! real corpus).
 
-use crate::parse::{
-    is_raw_string_start, skip_block_comment, skip_char_or_lifetime, skip_line_comment,
-    skip_raw_string, skip_string, MAX_NESTING,
-};
+use crate::base::lex::{token_at, Region, MAX_NESTING};
 
 /// What the masker asks of a piece of text: can it matter?
 pub trait Relevance {
@@ -86,13 +83,12 @@ fn lex(b: &[u8], start: usize) -> Option<Vec<Tok>> {
     let mut open: Vec<usize> = Vec::new();
     let mut i = start;
     while i < b.len() {
+        // A bracket in a comment or literal is no bracket.
+        if let Some((_, end)) = token_at(b, i) {
+            i = end;
+            continue;
+        }
         match b[i] {
-            b'/' if b.get(i + 1) == Some(&b'/') => i = skip_line_comment(b, i),
-            b'/' if b.get(i + 1) == Some(&b'*') => i = skip_block_comment(b, i),
-            b'"' => i = skip_string(b, i),
-            b'r' if is_raw_string_start(b, i) => i = skip_raw_string(b, i),
-            b'b' | b'c' if prefixed_raw_string(b, i) => i = skip_raw_string(b, i + 1),
-            b'\'' => i = skip_char_or_lifetime(b, i),
             c @ (b'(' | b'[' | b'{') => {
                 open.push(toks.len());
                 if open.len() > MAX_NESTING {
@@ -134,20 +130,6 @@ fn lex(b: &[u8], start: usize) -> Option<Vec<Tok>> {
         }
     }
     open.is_empty().then_some(toks)
-}
-
-/// `br"..."`, `br#"..."#`, `cr"..."`: a raw string behind a one-letter prefix, where `\` is no
-/// escape (lexing it as a plain string would run past its end).
-fn prefixed_raw_string(b: &[u8], i: usize) -> bool {
-    let word_before = i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
-    if word_before || b.get(i + 1) != Some(&b'r') {
-        return false;
-    }
-    let mut j = i + 2;
-    while b.get(j) == Some(&b'#') {
-        j += 1;
-    }
-    b.get(j) == Some(&b'"')
 }
 
 struct Masker<'a, R> {
@@ -249,8 +231,10 @@ fn skip_trivia(b: &[u8], mut i: usize, end: usize) -> usize {
     while i < end {
         match b[i] {
             c if c.is_ascii_whitespace() || c == 0x0b => i += 1,
-            b'/' if b.get(i + 1) == Some(&b'/') => i = skip_line_comment(b, i),
-            b'/' if b.get(i + 1) == Some(&b'*') => i = skip_block_comment(b, i),
+            b'/' => match token_at(b, i) {
+                Some((Region::LineComment | Region::BlockComment, end)) => i = end,
+                _ => break,
+            },
             _ => break,
         }
     }

@@ -30,6 +30,7 @@ pub mod mask;
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 
 use crate::base::apis::Apis;
+use crate::base::lex::{token_at, Region};
 
 /// A word set the library knowledge defines (`rules/apis.toml` plus configuration).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -391,33 +392,26 @@ fn plain_comments(b: &[u8]) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < b.len() {
-        match b[i] {
-            b'/' if b.get(i + 1) == Some(&b'/') => {
-                let start = i;
-                i = crate::parse::skip_line_comment(b, i);
-                // `///` and `//!` are doc comments (attributes in the tree), but `////` is plain.
-                let doc = matches!(b.get(start + 2), Some(b'/' | b'!'))
-                    && b.get(start + 3) != Some(&b'/');
-                if !doc {
-                    out.push((start, i));
-                }
+        let Some((kind, end)) = token_at(b, i) else {
+            i += 1;
+            continue;
+        };
+        // `///` and `//!` are doc comments (attributes in the tree), but `////` is plain; so
+        // are `/**` and `/*!` but not `/***` or `/**/`.
+        let plain = match kind {
+            Region::LineComment => {
+                !(matches!(b.get(i + 2), Some(b'/' | b'!')) && b.get(i + 3) != Some(&b'/'))
             }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                let start = i;
-                let doc = matches!(b.get(start + 2), Some(b'*' | b'!'))
-                    && !matches!(b.get(start + 3), Some(b'*' | b'/'));
-                i = crate::parse::skip_block_comment(b, i);
-                if !doc {
-                    out.push((start, i));
-                }
+            Region::BlockComment => {
+                !(matches!(b.get(i + 2), Some(b'*' | b'!'))
+                    && !matches!(b.get(i + 3), Some(b'*' | b'/')))
             }
-            b'"' => i = crate::parse::skip_string(b, i),
-            b'r' if crate::parse::is_raw_string_start(b, i) => {
-                i = crate::parse::skip_raw_string(b, i);
-            }
-            b'\'' => i = crate::parse::skip_char_or_lifetime(b, i),
-            _ => i += 1,
+            Region::Literal => false,
+        };
+        if plain {
+            out.push((i, end));
         }
+        i = end;
     }
     out
 }
