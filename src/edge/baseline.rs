@@ -12,9 +12,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::base::diagnostic::Diagnostic;
+use crate::base::regions::{regions, Region};
 use crate::base::source::{SourceFile, Span};
 use crate::emit::Report;
-use crate::suppression::{lex, Token};
 
 /// The baseline file format's version.
 pub const VERSION: u32 = 1;
@@ -227,8 +227,8 @@ pub fn parse(text: &str) -> Result<Baseline, String> {
 /// The text with comments and literals blanked (same length), so braces and `fn` are code.
 fn code_mask(text: &str) -> Vec<u8> {
     let mut mask = text.as_bytes().to_vec();
-    for (span, token) in lex(text) {
-        let keep_quotes = token == Token::Str;
+    for (span, region) in regions(text) {
+        let keep_quotes = region == Region::Literal;
         for (i, b) in mask[span.start..span.end].iter_mut().enumerate() {
             if *b != b'\n' && !(keep_quotes && i == 0) {
                 *b = b' ';

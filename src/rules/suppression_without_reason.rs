@@ -5,9 +5,9 @@
 //! alone; whether the suppression is used is `unused-suppression`'s question.
 
 use crate::base::diagnostic::{Diagnostic, RuleInfo, Severity};
+use crate::base::directive::{self, Kind};
 use crate::prefilter::Trigger;
 use crate::rules::{self, Context, Rule};
-use crate::suppression::{self, Kind};
 
 pub(crate) static RULE: Rule = Rule {
     info: RuleInfo {
@@ -24,7 +24,7 @@ pub(crate) static RULE: Rule = Rule {
 };
 
 fn check(cx: &Context) -> Vec<Diagnostic> {
-    suppression::parse(cx.src)
+    directive::parse(cx.src)
         .into_iter()
         // `enable` ends a range and needs no justification of its own; unknown verbs are
         // `unused-suppression`'s.

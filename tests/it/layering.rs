@@ -61,9 +61,6 @@ const LAYERS: &[(&str, &[&str])] = &[
 /// Back-edges left for phase 2 of issue #14 (the driver and the folder layout), which empties
 /// this list: `(module, names)`.
 const KNOWN_BACK_EDGES: &[(&str, &str)] = &[
-    // `suppression-without-reason` reads the comments through `suppression::parse`, a text-only
-    // parser that moves below the rules.
-    ("rules", "suppression"),
     // `Resolved::lint_config` builds the run's `lint::Config`; the driver builds it instead.
     ("config", "lint"),
 ];
