@@ -17,7 +17,6 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use crate::base::apis::Apis;
 use crate::base::diagnostic::{Diagnostic, Severity};
 use crate::base::source::SourceFile;
-use crate::lint::Config;
 use crate::rules::{self, Rule};
 
 /// File names looked for in each directory, in order; `Cargo.toml` only counts when it has a
@@ -164,17 +163,6 @@ pub struct Resolved {
     pub file: Option<PathBuf>,
     /// `timeoutlint config`'s listing: key, value, origin.
     pub provenance: Vec<(String, String, Origin)>,
-}
-
-impl Resolved {
-    /// A lint [`Config`] for these settings.
-    #[must_use]
-    pub fn lint_config(&self) -> Config {
-        let mut c = Config::new(self.rules.clone(), self.apis.clone());
-        c.settings = self.settings.clone();
-        c.lint_tests = self.lint_tests;
-        c
-    }
 }
 
 /// Find and read the configuration for `paths`: `explicit` when given, none when `isolated`,

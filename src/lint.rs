@@ -115,6 +115,17 @@ impl Config {
     }
 }
 
+/// A run's configuration is built here, where both are known: the configuration layer sits
+/// below `lint` and does not know what a pass needs.
+impl From<&crate::config::Resolved> for Config {
+    fn from(resolved: &crate::config::Resolved) -> Self {
+        let mut c = Config::new(resolved.rules.clone(), resolved.apis.clone());
+        c.settings = resolved.settings.clone();
+        c.lint_tests = resolved.lint_tests;
+        c
+    }
+}
+
 /// The outcome for one file.
 #[derive(Debug, Default)]
 pub struct FileReport {

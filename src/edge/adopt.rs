@@ -166,7 +166,7 @@ pub fn run_command(cmd: &AdoptCommand, out: &mut dyn Write) -> anyhow::Result<u8
                 &std::env::current_dir()?,
                 &p.paths,
             )?;
-            let lint_config = resolved.lint_config();
+            let lint_config = crate::lint::Config::from(&resolved);
             let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
             let mut report =
                 crate::driver::lint_paths(&p.paths, &resolved.excludes, &lint_config, threads);

@@ -173,7 +173,7 @@ fn run(args: &Args) -> anyhow::Result<u8> {
         exclude: args.exclude.clone(),
     };
     let resolved = crate::edge::adopt::resolve(&args.paths, &args.adopt, &selection)?;
-    let mut config = resolved.lint_config();
+    let mut config = crate::lint::Config::from(&resolved);
     config.prefilter = !args.no_prefilter;
     config.max_file_bytes = args.max_file_size;
     config.crate_index = !args.no_index;

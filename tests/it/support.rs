@@ -50,7 +50,7 @@ pub fn lint_text_with_config(path: &str, text: &str, toml: &str) -> (SourceFile,
     )
     .unwrap();
     let src = SourceFile::new(path, text);
-    let report = lint_source(&src, &resolved.lint_config());
+    let report = lint_source(&src, &Config::from(&resolved));
     assert!(report.error.is_none(), "{path}: {:?}", report.error);
     (src, report.diagnostics)
 }
