@@ -4,18 +4,37 @@
 //! two), then finishes every file (precedence, suppressions, configuration) into the
 //! [`Report`] the edge prints. It reads files only through the reader it is given (by default
 //! [`walk::read`]); arguments, output and the exit code are the edge's (`cli`).
+//!
+//! Reads and parses per file in a directory run ([`Tally`] counts them; a test holds each to
+//! at most one per pass):
+//!
+//! | pass | reads | parses |
+//! |------|-------|--------|
+//! | [`Pass::PerFile`]: every file | 1 | 1 of the masked text, or 0 (prefilter, test file) |
+//! | [`Pass::Join`]: files of crates with a retry site | 1, hash-checked against pass one's | 1 whole, only files with a crate rule's words |
+//! | [`Pass::CrateFindings`]: files holding a crate finding | 0 (the join's text is kept until its crate is done) | 1 whole |
+//! | finishing | 0 | 0 (suppression comments are read from the text) |
+//!
+//! Pass two reads again instead of keeping every text from pass one, since holding all texts
+//! makes memory grow with the tree; it keeps only the texts of files with findings or
+//! suppression comments. The crate-findings step parses again because a syntax tree cannot
+//! leave the worker thread that built it and the findings are known only once the whole crate
+//! is joined; it is a few files. Each `--fix` round ([`crate::edge::fix`]) parses each changed
+//! text once to check the fix kept it parsable, then lints again as a whole run with the
+//! changed texts in the [`Overlay`] (overlay files are not read from disk).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use crate::analysis::clients::ClientSummary;
 use crate::analysis::index::CrateIndex;
-use crate::base::diagnostic::FileError;
+use crate::base::diagnostic::{Diagnostic, FileError};
 use crate::base::source::SourceFile;
 use crate::emit::Report;
 use crate::lint::{self, Config, FileReport};
-use crate::parse::WORKER_STACK;
+use crate::parse::{self, WORKER_STACK};
 use crate::walk;
 
 /// Files done and to do in the current run, for the progress line the edge draws (`adopt`).
@@ -68,6 +87,81 @@ pub fn lint_paths_reading(
     threads: usize,
     read: &(dyn Fn(&PathBuf) -> Result<String, String> + Sync),
 ) -> Report {
+    run(paths, excludes, config, threads, read, None)
+}
+
+/// The passes of a directory run, as the [`Tally`] counts them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Pass {
+    /// Every file alone, masked.
+    PerFile,
+    /// The files of crates with a retry site, whole, into the crate's join.
+    Join,
+    /// The files holding a crate finding, whole, for the fixes that rewrite by syntax.
+    CrateFindings,
+}
+
+/// What one pass did to one file.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Counts {
+    /// Times the file was read.
+    pub reads: usize,
+    /// Times a text of it was parsed.
+    pub parses: usize,
+}
+
+/// How often a run read and parsed each file, per pass: the module's promise (each file read
+/// once and parsed at most once per pass that needs it) made checkable. Only
+/// [`lint_paths_tallied`] keeps one; a plain run pays nothing for it.
+#[derive(Debug, Default)]
+pub struct Tally(Mutex<BTreeMap<(Pass, PathBuf), Counts>>);
+
+impl Tally {
+    fn add(tally: Option<&Tally>, pass: Pass, path: &Path, reads: usize, parses: usize) {
+        let Some(tally) = tally else { return };
+        if reads + parses == 0 {
+            return;
+        }
+        let mut map = tally
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let c = map.entry((pass, path.to_path_buf())).or_default();
+        c.reads += reads;
+        c.parses += parses;
+    }
+
+    /// The counts so far, by pass and file (files a pass neither read nor parsed left out).
+    #[must_use]
+    pub fn counts(&self) -> BTreeMap<(Pass, PathBuf), Counts> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+}
+
+/// [`lint_paths_reading`], counting every read and parse into `tally`.
+#[must_use]
+pub fn lint_paths_tallied(
+    paths: &[PathBuf],
+    excludes: &[String],
+    config: &Config,
+    threads: usize,
+    read: &(dyn Fn(&PathBuf) -> Result<String, String> + Sync),
+    tally: &Tally,
+) -> Report {
+    run(paths, excludes, config, threads, read, Some(tally))
+}
+
+fn run(
+    paths: &[PathBuf],
+    excludes: &[String],
+    config: &Config,
+    threads: usize,
+    read: &(dyn Fn(&PathBuf) -> Result<String, String> + Sync),
+    tally: Option<&Tally>,
+) -> Report {
     let (files, mut errors) = walk::rust_files(paths, excludes);
     DONE.store(0, Ordering::Relaxed);
     TOTAL.store(files.len(), Ordering::Relaxed);
@@ -75,6 +169,7 @@ pub fn lint_paths_reading(
         parallel(files.len(), threads, &mut errors, |i| {
             let path = &files[i];
             let shown = walk::display(path);
+            let parsed_before = parse::parses_here();
             let out = match read(path) {
                 Ok(text) => {
                     // Pass 2 reads the file again (holding every text between the passes would
@@ -101,11 +196,21 @@ pub fn lint_paths_reading(
                     None,
                 ),
             };
+            let parses = parse::parses_here() - parsed_before;
+            Tally::add(tally, Pass::PerFile, path, 1, parses);
             DONE.fetch_add(1, Ordering::Relaxed);
             out
         });
     if config.crate_rules() {
-        join_crates(&files, &mut results, config, threads, &mut errors, read);
+        join_crates(
+            &files,
+            &mut results,
+            config,
+            threads,
+            &mut errors,
+            read,
+            tally,
+        );
     }
     let mut out = Vec::new();
     for (src, mut report, _) in results {
@@ -207,6 +312,11 @@ pub(crate) fn parallel<T: Send>(
 /// found a retry site have their files summarised whole and joined; the crate-level findings
 /// are added to their files. A crate without a site cannot hold a crate-level finding, and
 /// most crates have none, so most files are never parsed whole.
+///
+/// Each file is read once here (its hash checked against pass 1's), and the text of a file with
+/// a summary is held until its crate is done, so a file holding a crate finding is not read a
+/// third time; its tree cannot be held (a syntax tree stays on the worker thread that built it),
+/// so that file alone is parsed again, on the workers.
 fn join_crates(
     files: &[PathBuf],
     results: &mut [(Option<SourceFile>, FileReport, Option<u64>)],
@@ -214,6 +324,7 @@ fn join_crates(
     threads: usize,
     errors: &mut Vec<FileError>,
     read: &(dyn Fn(&PathBuf) -> Result<String, String> + Sync),
+    tally: Option<&Tally>,
 ) {
     let mut roots = walk::CrateRoots::default();
     let mut key = |i: usize| {
@@ -242,25 +353,40 @@ fn join_crates(
     for crate_files in crates.values() {
         let hashes: Vec<Option<u64>> = crate_files.iter().map(|&i| results[i].2).collect();
         // An error says whether the file changed since pass 1 (`true`).
-        let summaries: Vec<Result<Option<ClientSummary>, (FileError, bool)>> =
+        let summaries: Vec<Result<Option<(ClientSummary, SourceFile)>, (FileError, bool)>> =
             parallel(crate_files.len(), threads, errors, |m| {
                 let path = &files[crate_files[m]];
+                let parsed_before = parse::parses_here();
+                let text = read(path);
                 // Unreadable files were reported by pass 1.
-                let (Ok(text), Some(hash)) = (read(path), hashes[m]) else {
-                    return Ok(None);
+                let summary = match (text, hashes[m]) {
+                    (Ok(text), Some(hash)) if text_hash(&text) == hash => {
+                        let src =
+                            SourceFile::new(walk::display(path), text).with_real_path(path.clone());
+                        lint::summarize_whole(&src, config)
+                            .map(|s| s.map(|s| (s, src)))
+                            .map_err(|e| (e, false))
+                    }
+                    (Ok(_), Some(_)) => Err((changed_during_run(path), true)),
+                    _ => Ok(None),
                 };
-                if text_hash(&text) != hash {
-                    return Err((changed_during_run(path), true));
-                }
-                let src = SourceFile::new(walk::display(path), text).with_real_path(path.clone());
-                lint::summarize_whole(&src, config).map_err(|e| (e, false))
+                let parses = parse::parses_here() - parsed_before;
+                Tally::add(tally, Pass::Join, path, 1, parses);
+                summary
             });
         let mut by_file: std::collections::HashMap<usize, ClientSummary> =
             std::collections::HashMap::new();
+        // The texts of the files with a summary, the only ones that can hold a crate finding.
+        let mut texts: std::collections::HashMap<usize, SourceFile> =
+            std::collections::HashMap::new();
         for (&i, summary) in crate_files.iter().zip(summaries) {
             match summary {
-                Ok(Some(s)) => {
+                Ok(Some((s, src))) => {
                     by_file.insert(i, s);
+                    // Pass 1 may hold the text already.
+                    if results[i].0.is_none() {
+                        texts.insert(i, src);
+                    }
                 }
                 Ok(None) => {}
                 // A file masking let pass 1 read may still be rejected whole; a file that
@@ -280,35 +406,89 @@ fn join_crates(
         let joined: Vec<&ClientSummary> =
             crate_files.iter().filter_map(|i| by_file.get(i)).collect();
         let index = CrateIndex::build(&joined);
-        for &i in crate_files {
-            let Some(summary) = by_file.get(&i) else {
-                continue;
+        let holding: Vec<usize> = crate_files
+            .iter()
+            .copied()
+            .filter(|i| {
+                by_file
+                    .get(i)
+                    .is_some_and(|s| index.has_findings_in(&s.path))
+            })
+            .collect();
+        let shared: &[(Option<SourceFile>, FileReport, Option<u64>)] = results;
+        let found: Vec<Vec<Diagnostic>> = parallel(holding.len(), threads, errors, |m| {
+            let i = holding[m];
+            let Some(src) = shared[i].0.as_ref().or_else(|| texts.get(&i)) else {
+                return Vec::new();
             };
-            if !index.has_findings_in(&summary.path) {
-                continue;
-            }
-            let (src, report, hash) = &mut results[i];
+            let parsed_before = parse::parses_here();
+            let found = lint::crate_findings(&index, src, config);
+            Tally::add(
+                tally,
+                Pass::CrateFindings,
+                &files[i],
+                0,
+                parse::parses_here() - parsed_before,
+            );
+            found
+        });
+        for (i, found) in holding.into_iter().zip(found) {
+            let (src, report, _) = &mut results[i];
             if src.is_none() {
-                match read(&files[i]) {
-                    Ok(text) if Some(text_hash(&text)) == *hash => {
-                        *src = Some(
-                            SourceFile::new(summary.path.clone(), text)
-                                .with_real_path(files[i].clone()),
-                        );
-                    }
-                    Ok(_) => {
-                        report.diagnostics.clear();
-                        report.error = Some(changed_during_run(&files[i]));
-                        continue;
-                    }
-                    Err(_) => continue,
-                }
+                *src = texts.remove(&i);
             }
-            if let Some(src) = src {
-                report
-                    .diagnostics
-                    .extend(lint::crate_findings(&index, src, config));
+            report.diagnostics.extend(found);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::apis::Apis;
+
+    /// A crate fixture with cross-file findings, linted with every rule: each pass reads each
+    /// file at most once and parses it at most once, the join reads no file pass one could not
+    /// read, and the crate-findings step reads nothing (it reuses the join's text).
+    #[test]
+    fn each_pass_reads_and_parses_a_file_at_most_once() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/client-timeout-in-retry");
+        let config = Config::new(crate::rules::ALL.to_vec(), Apis::builtin());
+        let tally = Tally::default();
+        let read = |p: &PathBuf| walk::read(p, config.max_file_bytes);
+        let report = lint_paths_tallied(&[dir.clone()], &[], &config, 2, &read, &tally);
+        let counts = tally.counts();
+        for ((pass, path), c) in &counts {
+            assert!(
+                c.reads <= 1 && c.parses <= 1,
+                "{pass:?} {}: {c:?}",
+                path.display()
+            );
+            if *pass == Pass::CrateFindings {
+                assert_eq!(c.reads, 0, "{}", path.display());
             }
         }
+        let in_pass = |p: Pass| counts.keys().filter(|(q, _)| *q == p).count();
+        // The fixture exercises every pass, or the bounds above would hold vacuously.
+        assert!(in_pass(Pass::PerFile) >= 5, "{counts:?}");
+        assert!(in_pass(Pass::Join) >= 1, "{counts:?}");
+        assert!(in_pass(Pass::CrateFindings) >= 1, "{counts:?}");
+        assert!(report
+            .files
+            .iter()
+            .flat_map(|(_, ds)| ds)
+            .any(|d| d.rule.name == "client-timeout-in-retry"));
+        // The tally changes nothing: the same findings as a plain run.
+        let plain = lint_paths(&[dir], &[], &config, 2);
+        let keys = |r: &Report| -> Vec<(String, usize, &'static str)> {
+            r.files
+                .iter()
+                .flat_map(|(s, ds)| {
+                    ds.iter()
+                        .map(|d| (s.path.clone(), d.primary.start, d.rule.name))
+                })
+                .collect()
+        };
+        assert_eq!(keys(&report), keys(&plain));
     }
 }

@@ -16,6 +16,18 @@ pub const WORKER_STACK: usize = 256 * 1024 * 1024;
 /// Default size limit for one file.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 
+thread_local! {
+    /// Texts handed to syn on this thread: the driver's per-pass parse counts ([`parses_here`]).
+    static PARSES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// How many texts this thread has parsed so far. A file's pass runs on one thread, so the
+/// difference around a call is what that call parsed (the driver's `Tally`).
+#[must_use]
+pub fn parses_here() -> usize {
+    PARSES.with(std::cell::Cell::get)
+}
+
 /// Parse `src`, or say why not.
 pub fn parse(src: &SourceFile) -> Result<syn::File, FileError> {
     parse_text(src, &src.text)
@@ -39,6 +51,7 @@ pub fn parse_text(src: &SourceFile, text: &str) -> Result<syn::File, FileError> 
             ),
         });
     }
+    PARSES.with(|n| n.set(n.get() + 1));
     syn::parse_file(body).map_err(|e| {
         let start = e.span().start();
         FileError {
