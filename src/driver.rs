@@ -45,6 +45,39 @@ pub(crate) static DONE: AtomicUsize = AtomicUsize::new(0);
 /// their work in progress through it, with every other file of the crate read as usual).
 pub type Overlay = std::collections::HashMap<PathBuf, String>;
 
+/// What a run lints and how, as the edge decided it: `--fix` lints it again with its work in
+/// progress ([`Run::lint_with`]), so the fix rounds need no way of their own to re-lint.
+pub struct Run<'a> {
+    /// The paths given.
+    pub paths: &'a [PathBuf],
+    /// Exclude globs.
+    pub excludes: &'a [String],
+    /// The rules and settings.
+    pub config: &'a Config,
+    /// Worker threads.
+    pub threads: usize,
+}
+
+impl Run<'_> {
+    /// [`lint_paths`].
+    #[must_use]
+    pub fn lint(&self) -> Report {
+        lint_paths(self.paths, self.excludes, self.config, self.threads)
+    }
+
+    /// [`lint_paths_with`]: the files of `overlay` read from it instead of the disk.
+    #[must_use]
+    pub fn lint_with(&self, overlay: &Overlay) -> Report {
+        lint_paths_with(
+            self.paths,
+            self.excludes,
+            self.config,
+            self.threads,
+            overlay,
+        )
+    }
+}
+
 /// Lint `paths` with `threads` workers. Output order does not depend on the thread count.
 ///
 /// Pass 1 lints every file alone (crate-level rules left out) and notes which files have retry
@@ -308,6 +341,10 @@ pub(crate) fn parallel<T: Send>(
     results.into_iter().map(|r| r.1).collect()
 }
 
+/// Pass 2's answer for one file: its summary with the text it was made from, or an error saying
+/// whether the file changed since pass 1 (`true`).
+type Summary = Result<Option<(ClientSummary, SourceFile)>, (FileError, bool)>;
+
 /// Pass 2: the crates (nearest `Cargo.toml`; each file alone with `--no-index`) where pass 1
 /// found a retry site have their files summarised whole and joined; the crate-level findings
 /// are added to their files. A crate without a site cannot hold a crate-level finding, and
@@ -352,28 +389,26 @@ fn join_crates(
     // One crate at a time, its files in parallel: only one crate's summaries are ever held.
     for crate_files in crates.values() {
         let hashes: Vec<Option<u64>> = crate_files.iter().map(|&i| results[i].2).collect();
-        // An error says whether the file changed since pass 1 (`true`).
-        let summaries: Vec<Result<Option<(ClientSummary, SourceFile)>, (FileError, bool)>> =
-            parallel(crate_files.len(), threads, errors, |m| {
-                let path = &files[crate_files[m]];
-                let parsed_before = parse::parses_here();
-                let text = read(path);
-                // Unreadable files were reported by pass 1.
-                let summary = match (text, hashes[m]) {
-                    (Ok(text), Some(hash)) if text_hash(&text) == hash => {
-                        let src =
-                            SourceFile::new(walk::display(path), text).with_real_path(path.clone());
-                        lint::summarize_whole(&src, config)
-                            .map(|s| s.map(|s| (s, src)))
-                            .map_err(|e| (e, false))
-                    }
-                    (Ok(_), Some(_)) => Err((changed_during_run(path), true)),
-                    _ => Ok(None),
-                };
-                let parses = parse::parses_here() - parsed_before;
-                Tally::add(tally, Pass::Join, path, 1, parses);
-                summary
-            });
+        let summaries: Vec<Summary> = parallel(crate_files.len(), threads, errors, |m| {
+            let path = &files[crate_files[m]];
+            let parsed_before = parse::parses_here();
+            let text = read(path);
+            // Unreadable files were reported by pass 1.
+            let summary = match (text, hashes[m]) {
+                (Ok(text), Some(hash)) if text_hash(&text) == hash => {
+                    let src =
+                        SourceFile::new(walk::display(path), text).with_real_path(path.clone());
+                    lint::summarize_whole(&src, config)
+                        .map(|s| s.map(|s| (s, src)))
+                        .map_err(|e| (e, false))
+                }
+                (Ok(_), Some(_)) => Err((changed_during_run(path), true)),
+                _ => Ok(None),
+            };
+            let parses = parse::parses_here() - parsed_before;
+            Tally::add(tally, Pass::Join, path, 1, parses);
+            summary
+        });
         let mut by_file: std::collections::HashMap<usize, ClientSummary> =
             std::collections::HashMap::new();
         // The texts of the files with a summary, the only ones that can hold a crate finding.
@@ -456,7 +491,7 @@ mod tests {
         let config = Config::new(crate::rules::ALL.to_vec(), Apis::builtin());
         let tally = Tally::default();
         let read = |p: &PathBuf| walk::read(p, config.max_file_bytes);
-        let report = lint_paths_tallied(&[dir.clone()], &[], &config, 2, &read, &tally);
+        let report = lint_paths_tallied(std::slice::from_ref(&dir), &[], &config, 2, &read, &tally);
         let counts = tally.counts();
         for ((pass, path), c) in &counts {
             assert!(

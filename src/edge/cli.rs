@@ -182,12 +182,15 @@ fn run(args: &Args) -> anyhow::Result<u8> {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
         .max(1);
     let mut adopt_run = crate::edge::adopt::Run::start(&args.adopt, started);
-    let mut report = driver::lint_paths(&args.paths, &resolved.excludes, &config, threads);
+    let lint_run = driver::Run {
+        paths: &args.paths,
+        excludes: &resolved.excludes,
+        config: &config,
+        threads,
+    };
+    let mut report = lint_run.lint();
     if args.fixes.active() {
-        let mut relint = |overlay: &driver::Overlay| {
-            driver::lint_paths_with(&args.paths, &resolved.excludes, &config, threads, overlay)
-        };
-        match crate::edge::fix::run(&args.fixes, report, threads, &mut stdout, &mut relint)? {
+        match crate::edge::fix::run(&args.fixes, &lint_run, report, &mut stdout)? {
             crate::edge::fix::Outcome::Diff(code) => return Ok(code),
             // What is left is reported as usual, from the files as now written.
             crate::edge::fix::Outcome::Fixed(left) => report = left,

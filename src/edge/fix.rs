@@ -73,7 +73,7 @@ struct Changed {
 /// Fix what `report` found, round after round, and print the result as a diff or write it.
 ///
 /// Only the fixes of findings the run reported are applied: each round takes the fixes of the
-/// current report, and the next report comes from `relint`, a lint of the same paths with the
+/// current report, and the next report comes from the driver linting `lint_run` again with the
 /// changed files read from the overlay, so crate-level findings (and the suppressions that
 /// silence them) keep their crate in view. Applying and re-parsing run on the big-stack
 /// workers, like the lint.
@@ -81,11 +81,11 @@ struct Changed {
 #[allow(clippy::disallowed_methods)]
 pub fn run(
     args: &FixArgs,
+    lint_run: &driver::Run,
     report: Report,
-    threads: usize,
     stdout: &mut impl Write,
-    relint: &mut dyn FnMut(&Overlay) -> Report,
 ) -> anyhow::Result<Outcome> {
+    let threads = lint_run.threads;
     let level = args.level();
     let mut report = report;
     let mut overlay = Overlay::new();
@@ -140,7 +140,7 @@ pub fn run(
         if !progressed {
             break;
         }
-        report = relint(&overlay);
+        report = lint_run.lint_with(&overlay);
     }
     if args.diff {
         for (real, c) in &changed {
@@ -186,7 +186,7 @@ pub fn run(
             if failed.len() == 1 { "" } else { "s" }
         );
         // The last report assumed every fix written: report from the disk instead.
-        report = relint(&Overlay::new());
+        report = lint_run.lint();
         report.errors.extend(failed);
         report
             .errors
