@@ -1,42 +1,64 @@
 //! timeoutlint: finds retry and timeout misconfigurations in Rust code that calls remote
 //! services.
 //!
-//! The pipeline runs in one direction:
-//! `walk` -> `prefilter` / `mask` -> `parse` -> `analysis::Facts` -> `rules::*` (file, crate and
-//! meta rules, `rules::Kind`) -> `precedence` -> `suppression` / `config` -> `fix` ->
-//! `emit::*`, with `config` deciding what runs and `baseline` hiding known findings before
-//! output. No module imports one above it (`tests/it/layering.rs`, with the back-edges left).
-//! Cross-file rules read a crate index (`analysis::index`) joined in `driver` from small per-file
-//! summaries (`analysis::clients`), one crate per nearest `Cargo.toml`; no syntax tree outlives
-//! its file's pass. A directory run has two passes (`lint`): every file without the crate rules,
-//! then whole-file summaries only for the crates where the first pass found a retry site, joined
-//! one crate at a time; suppressions and configuration apply after both.
+//! A run, in the order of the modules below (and of `ls src`); no module imports one above it
+//! (`tests/it/layering.rs`, which allows no exception):
+//!
+//! 1. [`base`]: the data every stage shares: a file's text and positions ([`base::source`]),
+//!    findings and a rule's static description ([`base::diagnostic`]), the library knowledge
+//!    of `rules/apis.toml` ([`base::apis`]), the one lexer of Rust text ([`base::lex`]) with
+//!    the comment and literal regions it finds ([`base::regions`]), the `timeoutlint:` comments
+//!    ([`base::directive`]) and the stderr writer ([`base::console`]).
+//! 2. [`walk`]: the files to lint and their crates ([`walk::crates`]), and the bounded reader of
+//!    every file that is not a linted source ([`walk::bounded`]).
+//! 3. [`prefilter`]: whether a file can hold a finding at all, and [`prefilter::mask`], which
+//!    blanks the items that cannot.
+//! 4. [`parse`]: syn behind a nesting-depth guard.
+//! 5. [`analysis`]: a file's facts ([`analysis::Facts`]: retry sites, sleeps, functions) and the
+//!    crate index ([`analysis::index`]) joined from small per-file summaries
+//!    ([`analysis::clients`]).
+//! 6. [`rules`]: one file per rule, one registry; a rule's kind ([`rules::Kind`]) says whether it
+//!    checks a file, the crate index's answers, or the other rules' findings.
+//! 7. [`precedence`]: where two rules report one problem, the owner's finding is kept, among the
+//!    rules that ran.
+//! 8. [`suppression`] and [`config`]: suppression comments silence findings; configuration says
+//!    what runs, at which level, and where it is ignored.
+//! 9. [`lint`]: one file's pass through the stages above.
+//! 10. [`fix`]: the pure fix engine (applying fixes, the loop fixes' builders).
+//! 11. [`emit`]: the output formats.
+//! 12. [`driver`]: one run: the walk, pass one over every file (masked, crate rules left out),
+//!     pass two joining only the crates where pass one found a retry site, one crate at a time
+//!     (no syntax tree outlives its file's pass), then finishing every file; the per-pass reads
+//!     and parses are listed there.
+//! 13. [`edge`]: arguments, output and the exit code ([`edge::cli`]), the adoption workflow
+//!     ([`edge::adopt`], [`edge::baseline`]) and `--fix` writes ([`edge::fix`]).
 //!
 //! Invariants (each has a test):
-//! 1. Only the edge does IO: [`walk`], `cli` and `main`, `config::read_config_files` (finding and
-//!    reading the config file), [`bounded`] (the one reader of every file that is not a linted
-//!    source: config, baseline, manifests), `adopt` (baseline files, `--add-ignore` edits, progress),
-//!    `fix_edge` (`--fix` writes, the git-dirty check, `--diff`) and the
-//!    `cargo-timeoutlint` binary (`cargo metadata`). Every other module takes `&str` and returns
-//!    data.
-//! 2. No input panics the linter: each file's work is isolated on a big-stack worker behind a
-//!    nesting-depth guard; a panic or parse failure becomes a [`diagnostic::FileError`], the run
-//!    continues and the exit code becomes 2. The fuzz target (`fuzz/`) tries it, and 4, on
-//!    arbitrary input.
+//! 1. Only the edge does IO: [`walk`] (the files it lints, and [`walk::bounded`] for config,
+//!    baseline and manifests), [`config::read_config_files`] (finding and reading the config
+//!    file), [`edge`] ([`edge::cli`] with `main`, [`edge::adopt`]: baseline files,
+//!    `--add-ignore` edits and progress; [`edge::fix`]: `--fix` writes, the git-dirty check,
+//!    `--diff`) and the `cargo-timeoutlint` binary (`cargo metadata`). Every other module takes
+//!    `&str` and returns data (`.clippy.toml` bans the file-writing calls elsewhere).
+//! 2. No input panics the linter: each file's work is isolated on a big-stack worker
+//!    ([`driver`]) behind [`parse`]'s nesting-depth guard; a panic or parse failure becomes a
+//!    [`base::diagnostic::FileError`], the run continues and the exit code becomes 2. The fuzz
+//!    target (`fuzz/`) tries it, and 4, on arbitrary input.
 //! 3. Output is deterministic: sorted by path, line, column, rule, whatever the thread count.
-//! 4. The text prefilter never changes findings: it only skips files that contain none of the
-//!    words the analysis and rules can match (`rules/apis.toml` plus each rule's triggers;
-//!    `unused-suppression`'s trigger `timeoutlint` keeps every file with a suppression).
+//! 4. The [`prefilter`] never changes findings: it only skips files, or with [`prefilter::mask`]
+//!    items, that contain none of the words the analysis and rules can match (`rules/apis.toml`
+//!    plus each rule's triggers; `unused-suppression`'s trigger `timeoutlint:` keeps every file
+//!    with a suppression).
 //! 5. The linter does not depend on the runtime crate; it names runtime APIs only as text.
 //! 6. Fixtures are parsed, never compiled. The runtime crate is compiled and tested for real.
 //! 7. A fix is a text edit from source slices that never reaches outside its statement; the
-//!    fixed file parses again (or the round is rolled back, [`fix`]) and lints clean for that
-//!    finding (fixture tests), and `tests/fix-proof` compiles after `--fix --unsafe-fixes`.
+//!    fixed file parses again (or the round is rolled back, [`edge::fix`]) and lints clean for
+//!    that finding (fixture tests), and `tests/fix-proof` compiles after `--fix --unsafe-fixes`.
 //! 8. A closed stdout or stderr never panics the binary: `eprintln!` / `eprint!` are shadowed
-//!    crate-wide by [`console`]'s non-panicking writer, and stdout errors are handled in `cli`
-//!    (`tests/it/edge.rs`).
+//!    crate-wide by [`base::console`]'s non-panicking writer, and stdout errors are handled in
+//!    [`edge::cli`] (`tests/it/edge.rs`).
 
-/// `eprintln!` for this crate: std's, minus the panic when stderr is closed ([`console`]).
+/// `eprintln!` for this crate: std's, minus the panic when stderr is closed ([`base::console`]).
 macro_rules! eprintln {
     () => {
         $crate::base::console::stderr(::std::format_args!(""), true)
@@ -46,7 +68,7 @@ macro_rules! eprintln {
     };
 }
 
-/// `eprint!` for this crate: std's, minus the panic when stderr is closed ([`console`]).
+/// `eprint!` for this crate: std's, minus the panic when stderr is closed ([`base::console`]).
 macro_rules! eprint {
     ($($arg:tt)*) => {
         $crate::base::console::stderr(::std::format_args!($($arg)*), false)

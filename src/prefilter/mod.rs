@@ -398,18 +398,16 @@ fn plain_comments(b: &[u8]) -> Vec<(usize, usize)> {
         };
         // `///` and `//!` are doc comments (attributes in the tree), but `////` is plain; so
         // are `/**` and `/*!` but not `/***` or `/**/`.
-        let plain = match kind {
-            Region::LineComment => {
-                !(matches!(b.get(i + 2), Some(b'/' | b'!')) && b.get(i + 3) != Some(&b'/'))
+        if kind != Region::Literal {
+            let doc = if kind == Region::LineComment {
+                matches!(b.get(i + 2), Some(b'/' | b'!')) && b.get(i + 3) != Some(&b'/')
+            } else {
+                matches!(b.get(i + 2), Some(b'*' | b'!'))
+                    && !matches!(b.get(i + 3), Some(b'*' | b'/'))
+            };
+            if !doc {
+                out.push((i, end));
             }
-            Region::BlockComment => {
-                !(matches!(b.get(i + 2), Some(b'*' | b'!'))
-                    && !matches!(b.get(i + 3), Some(b'*' | b'/')))
-            }
-            Region::Literal => false,
-        };
-        if plain {
-            out.push((i, end));
         }
         i = end;
     }
