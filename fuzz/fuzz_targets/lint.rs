@@ -197,12 +197,7 @@ fn report(files: Option<(SourceFile, Vec<Diagnostic>)>, errors: Vec<FileError>) 
     let rules = rules::ALL
         .iter()
         .copied()
-        .filter(|r| {
-            files
-                .iter()
-                .flat_map(|(_, ds)| ds)
-                .any(|d| r.is(d.rule))
-        })
+        .filter(|r| files.iter().flat_map(|(_, ds)| ds).any(|d| r.is(d.rule)))
         .collect();
     Report {
         files: files.into_iter().collect(),
