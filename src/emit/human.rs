@@ -1,6 +1,11 @@
 //! The default, rustc-like report through codespan-reporting: the primary span with its label,
 //! secondary labelled spans, notes, a help line and the rule's doc pointer, then a summary.
 //!
+//! The layout is rustc's: codespan-reporting's ASCII character set (its box-drawing default
+//! opens a finding with `┌─ path`, which editor problem matchers, terminal link detection and
+//! `grep -- '-->'` habits miss), tuned toward rustc's multi-line marks, and the `-->` line
+//! shifted to rustc's column (see [`config`] and [`rustc_locus`]).
+//!
 //! A long source line (minified or generated code, one line of megabytes) is shown as rustc
 //! shows it: a window around the finding, cut with `...`. codespan-reporting prints whole
 //! lines, so such a finding is rendered from [`Trimmed`], a stand-in file holding only the
@@ -11,7 +16,7 @@ use std::ops::Range;
 
 use codespan_reporting::files::{Error as FilesError, Files, SimpleFile, SimpleFiles};
 use codespan_reporting::term::termcolor::{Buffer, WriteColor};
-use codespan_reporting::term::{self, Config};
+use codespan_reporting::term::{self, Chars, Config};
 
 use super::Report;
 use crate::base::diagnostic::{Diagnostic, Severity};
@@ -26,7 +31,7 @@ pub fn render(report: &Report, color: bool) -> String {
         Buffer::no_color()
     };
     let mut files = SimpleFiles::new();
-    let config = Config::default();
+    let config = config();
     for (src, diags) in &report.files {
         let id = files.add(src.path.clone(), src.text.as_str());
         for d in diags {
@@ -69,21 +74,66 @@ pub fn render(report: &Report, color: bool) -> String {
             }
         ),
     );
-    String::from_utf8_lossy(buf.as_slice()).into_owned()
+    rustc_locus(&String::from_utf8_lossy(buf.as_slice()))
 }
 
 /// One finding as rustc would print it, without colour (cargo-JSON's `rendered`).
 #[must_use]
 pub fn render_one(file: &SourceFile, d: &Diagnostic) -> String {
     let mut buf = Buffer::no_color();
+    let config = config();
     if let Some(t) = Trimmed::new(file, d) {
-        let _ = term::emit(&mut buf, &Config::default(), &t, &t.diagnostic(d));
+        let _ = term::emit(&mut buf, &config, &t, &t.diagnostic(d));
     } else {
         // Borrowed, not copied: this runs once per finding.
         let single = SimpleFile::new(file.path.as_str(), file.text.as_str());
-        let _ = term::emit(&mut buf, &Config::default(), &single, &diagnostic((), d));
+        let _ = term::emit(&mut buf, &config, &single, &diagnostic((), d));
     }
-    String::from_utf8_lossy(buf.as_slice()).into_owned()
+    rustc_locus(&String::from_utf8_lossy(buf.as_slice()))
+}
+
+/// codespan-reporting set toward rustc. `Chars::ascii()` already gives rustc's `-->`, `|`
+/// borders, `^`/`-` underlines and `=` notes; rustc draws a multi-line span with `_` runs and
+/// closes it with `|_^` (codespan's ASCII set: `-` runs closed by `\-^`), and ends a secondary
+/// multi-line span with `-` (codespan: `'`). The one rustc mark no character can give is the
+/// top of a span that starts mid-line (rustc ` ____^`, here ` /___^`): codespan draws that
+/// corner with the same character as the `/` of a span starting at the line's start, which is
+/// rustc's there.
+fn config() -> Config {
+    let mut chars = Chars::ascii();
+    chars.multi_top = '_';
+    chars.multi_bottom = '_';
+    chars.multi_bottom_left = '|';
+    chars.multi_secondary_caret_start = '-';
+    chars.multi_secondary_caret_end = '-';
+    Config {
+        chars,
+        ..Config::default()
+    }
+}
+
+/// codespan pads the locus line one column more than rustc (`  --> a.rs:1:1` over `1 |`; rustc
+/// puts `-->` one column left of the `|`): drop that space, so the line is rustc's byte for
+/// byte. Only a line of spaces then `-->` (after colour escapes when coloured) is the locus:
+/// source lines start with their number, notes with `=`.
+fn rustc_locus(rendered: &str) -> String {
+    let mut out = String::with_capacity(rendered.len());
+    for line in rendered.split_inclusive('\n') {
+        let rest = line.trim_start_matches(' ');
+        let mut after_escape = rest;
+        while let Some((_, r)) = after_escape
+            .strip_prefix("\x1b[")
+            .and_then(|r| r.split_once('m'))
+        {
+            after_escape = r;
+        }
+        if rest.len() < line.len() && after_escape.starts_with("-->") {
+            out.push_str(&line[1..]);
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
 }
 
 fn diagnostic<Id: Copy>(id: Id, d: &Diagnostic) -> CsDiagnostic<Id> {
@@ -363,18 +413,54 @@ mod tests {
         assert_eq!(diags.len(), 1);
         insta::assert_snapshot!(render_one(&src, &diags[0]), @r"
         warning[blocking-sleep-in-async]: `std::thread::sleep` blocks the async executor thread
-          ┌─ src/long.rs:1:316
-          │
-        1 │ ...a(); a(); a(); a(); a(); a(); a(); a(); std::thread::sleep(d); b(); b(); b(); b(); b(); b(); b(); b(); b(); b(); b(); b(...
-          │ -------------------------------------------^^^^^^^^^^^^^^^^^^^^^--------------------------------------------------------------
-          │ │                                          │
-          │ │                                          every task on this worker thread stalls for the whole wait
-          │ async context
-          │
+         --> src/long.rs:1:316
+          |
+        1 | ...a(); a(); a(); a(); a(); a(); a(); a(); std::thread::sleep(d); b(); b(); b(); b(); b(); b(); b(); b(); b(); b(); b(); b(...
+          | -------------------------------------------^^^^^^^^^^^^^^^^^^^^^--------------------------------------------------------------
+          | |                                          |
+          | |                                          every task on this worker thread stalls for the whole wait
+          | async context
+          |
           = help: use `tokio::time::sleep(d).await`; between retries, `timeoutlint_retry::RetryPolicy` waits without blocking
           = fix (MaybeIncorrect): wait with `tokio::time::sleep(..).await`
           = see: `timeoutlint rule blocking-sleep-in-async`
         ");
+    }
+
+    /// The locus line sits where rustc puts it, coloured or not: `-->` one column left of the
+    /// `|` border, and two-digit line numbers widen both alike.
+    #[test]
+    fn the_locus_line_is_in_rustcs_column_with_and_without_colour() {
+        let text = format!(
+            "{}async fn f() {{ x();\n    std::thread::sleep(d);\n}}\n",
+            "\n".repeat(9)
+        );
+        let (src, diags) = findings(&text);
+        let report = Report {
+            files: vec![(src, diags)],
+            errors: Vec::new(),
+            files_checked: 1,
+            rules: crate::rules::ALL.to_vec(),
+        };
+        for color in [false, true] {
+            let out = render(&report, color);
+            let plain: String = strip_escapes(&out);
+            let lines: Vec<&str> = plain.lines().collect();
+            assert!(lines.len() > 2, "{out:?}");
+            assert_eq!(lines[1], "  --> src/long.rs:11:5", "{out:?}");
+            assert_eq!(lines[2], "   |", "{plain}");
+        }
+    }
+
+    fn strip_escapes(s: &str) -> String {
+        let mut out = String::new();
+        let mut rest = s;
+        while let Some(i) = rest.find('\x1b') {
+            out.push_str(&rest[..i]);
+            rest = rest[i..].split_once('m').map_or("", |(_, r)| r);
+        }
+        out.push_str(rest);
+        out
     }
 
     #[test]
