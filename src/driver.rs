@@ -51,11 +51,39 @@ pub fn lint_paths_with(
     threads: usize,
     overlay: &Overlay,
 ) -> Report {
+    lint_paths_scoped(paths, excludes, config, threads, overlay, &Scope::default())
+}
+
+/// What a run reads besides the files it reports, and what it lints that is not on disk.
+#[derive(Debug, Default, Clone)]
+pub struct Scope {
+    /// Files of the overlay linted though the disk may not hold them (stdin's buffer, named by
+    /// `--stdin-filename`): reported like walked files.
+    pub virtual_files: Vec<PathBuf>,
+    /// Crate roots whose files are read for the crate join only, never reported: a run over
+    /// some files of a crate (a pre-commit hook's staged files) then finds in them what a
+    /// whole-crate run finds in them. Spelled as lexical ancestors of the named paths (the
+    /// empty path for the working directory), so the crate join keys them alike.
+    pub context_roots: Vec<PathBuf>,
+    /// The exclusions for walking `context_roots`.
+    pub context_excludes: Vec<String>,
+}
+
+/// [`lint_paths_with`], also linting the scope's virtual files and reading its context.
+#[must_use]
+pub fn lint_paths_scoped(
+    paths: &[PathBuf],
+    excludes: &[String],
+    config: &Config,
+    threads: usize,
+    overlay: &Overlay,
+    scope: &Scope,
+) -> Report {
     let read = |path: &PathBuf| match overlay.get(path) {
         Some(text) => Ok(text.clone()),
         None => walk::read(path, config.max_file_bytes),
     };
-    lint_paths_reading(paths, excludes, config, threads, &read)
+    lint_scoped(paths, excludes, config, threads, &read, scope)
 }
 
 /// [`lint_paths`] reading each file with `read` (each pass reads again; tests give a reader
@@ -68,7 +96,64 @@ pub fn lint_paths_reading(
     threads: usize,
     read: &(dyn Fn(&PathBuf) -> Result<String, String> + Sync),
 ) -> Report {
-    let (files, mut errors) = walk::rust_files(paths, excludes);
+    lint_scoped(paths, excludes, config, threads, read, &Scope::default())
+}
+
+/// The walk's files, then the scope's virtual files, then its context files (the files of
+/// its context roots not already named); how many of them are reported.
+fn scoped_files(
+    paths: &[PathBuf],
+    excludes: &[String],
+    scope: &Scope,
+) -> (Vec<PathBuf>, usize, Vec<FileError>) {
+    let (mut files, errors) = walk::rust_files(paths, excludes);
+    for v in &scope.virtual_files {
+        if !files.contains(v) {
+            files.push(v.clone());
+        }
+    }
+    let named = files.len();
+    if !scope.context_roots.is_empty() {
+        let mut seen: std::collections::HashSet<PathBuf> = files.iter().cloned().collect();
+        // The walk spells a file under root `.` as `./x`: the empty root is walked as `.` and
+        // its files respelled, so they key the same crate as the named `x` does.
+        let roots: Vec<PathBuf> = scope
+            .context_roots
+            .iter()
+            .map(|r| {
+                if r.as_os_str().is_empty() {
+                    PathBuf::from(".")
+                } else {
+                    r.clone()
+                }
+            })
+            .collect();
+        // A context file that cannot be walked or read is not reported: a whole-crate run
+        // would report it against itself, not against the named files.
+        let (more, _) = walk::rust_files(&roots, &scope.context_excludes);
+        let empty_root = scope.context_roots.iter().any(|r| r.as_os_str().is_empty());
+        for f in more {
+            let f = match f.strip_prefix(".") {
+                Ok(rest) if empty_root => rest.to_path_buf(),
+                _ => f,
+            };
+            if seen.insert(f.clone()) {
+                files.push(f);
+            }
+        }
+    }
+    (files, named, errors)
+}
+
+fn lint_scoped(
+    paths: &[PathBuf],
+    excludes: &[String],
+    config: &Config,
+    threads: usize,
+    read: &(dyn Fn(&PathBuf) -> Result<String, String> + Sync),
+    scope: &Scope,
+) -> Report {
+    let (files, named, mut errors) = scoped_files(paths, excludes, scope);
     DONE.store(0, Ordering::Relaxed);
     TOTAL.store(files.len(), Ordering::Relaxed);
     let mut results: Vec<(Option<SourceFile>, FileReport, Option<u64>)> =
@@ -85,7 +170,9 @@ pub fn lint_paths_reading(
                     // Only files with findings, or comments that may silence a crate finding or
                     // be reported unused, are finished later: hold no other text.
                     let keep = !report.diagnostics.is_empty() || src.text.contains("timeoutlint:");
-                    (keep.then_some(src), report, Some(hash))
+                    // A context file is read for its crate's join only.
+                    let src = (keep && i < named).then_some(src);
+                    (src, report, Some(hash))
                 }
                 Err(message) => (
                     None,
@@ -108,6 +195,8 @@ pub fn lint_paths_reading(
         join_crates(&files, &mut results, config, threads, &mut errors, read);
     }
     let mut out = Vec::new();
+    // Context files come last and are not reported.
+    results.truncate(named);
     for (src, mut report, _) in results {
         if let Some(e) = report.error {
             errors.push(e);
@@ -123,7 +212,7 @@ pub fn lint_paths_reading(
     Report {
         files: out,
         errors,
-        files_checked: files.len(),
+        files_checked: named,
         rules: config.rules.clone(),
     }
 }

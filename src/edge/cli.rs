@@ -62,6 +62,10 @@ pub struct Args {
     /// Exit 0 even when there are findings.
     #[arg(long)]
     exit_zero: bool,
+    /// The path of the text read from stdin (`-`): shown in findings, and where the
+    /// configuration, rule selection and (with --force-exclude) exclusions come from.
+    #[arg(long, value_name = "PATH")]
+    stdin_filename: Option<PathBuf>,
     #[command(flatten)]
     adopt: crate::edge::adopt::AdoptArgs,
     #[command(flatten)]
@@ -172,7 +176,13 @@ fn run(args: &Args) -> anyhow::Result<u8> {
         ignore: args.ignore.clone(),
         exclude: args.exclude.clone(),
     };
-    let resolved = crate::edge::adopt::resolve(&args.paths, &args.adopt, &selection)?;
+    let stdin = read_stdin(args)?;
+    // With stdin the named path is the buffer's (its configuration, its crate), not `-`.
+    let named: Vec<PathBuf> = match &stdin {
+        Some((path, _)) => vec![path.clone()],
+        None => args.paths.clone(),
+    };
+    let resolved = crate::edge::adopt::resolve(&named, &args.adopt, &selection)?;
     let mut config = resolved.lint_config();
     config.prefilter = !args.no_prefilter;
     config.max_file_bytes = args.max_file_size;
@@ -181,19 +191,34 @@ fn run(args: &Args) -> anyhow::Result<u8> {
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
         .max(1);
+    let mut scope = driver::Scope::default();
+    let mut walked = named.clone();
+    let mut base = driver::Overlay::new();
+    if let Some((path, text)) = &stdin {
+        // The buffer need not exist on disk (an unsaved file): it is linted from the overlay.
+        walked.clear();
+        scope.virtual_files.push(path.clone());
+        base.insert(path.clone(), text.clone());
+    }
     let mut adopt_run = crate::edge::adopt::Run::start(&args.adopt, started);
-    let mut report = driver::lint_paths(&args.paths, &resolved.excludes, &config, threads);
+    let lint = |overlay: &driver::Overlay| {
+        let mut all = base.clone();
+        all.extend(overlay.iter().map(|(k, v)| (k.clone(), v.clone())));
+        driver::lint_paths_scoped(&walked, &resolved.excludes, &config, threads, &all, &scope)
+    };
+    let mut report = lint(&driver::Overlay::new());
+    if let (Some((path, text)), true) = (&stdin, args.fixes.fix) {
+        return fix_stdin(args, path, text, &lint);
+    }
     if args.fixes.active() {
-        let mut relint = |overlay: &driver::Overlay| {
-            driver::lint_paths_with(&args.paths, &resolved.excludes, &config, threads, overlay)
-        };
+        let mut relint = |overlay: &driver::Overlay| lint(overlay);
         match crate::edge::fix::run(&args.fixes, report, threads, &mut stdout, &mut relint)? {
             crate::edge::fix::Outcome::Diff(code) => return Ok(code),
             // What is left is reported as usual, from the files as now written.
             crate::edge::fix::Outcome::Fixed(left) => report = left,
         }
     }
-    adopt_run.linted(&args.adopt, &args.paths, &resolved.excludes, &mut report)?;
+    adopt_run.linted(&args.adopt, &walked, &resolved.excludes, &mut report)?;
     if args.adopt.add_ignore {
         return crate::edge::adopt::add_ignore(&report, &config);
     }
@@ -205,6 +230,82 @@ fn run(args: &Args) -> anyhow::Result<u8> {
     Ok(u8::from(
         (report.finding_count() > 0 && !args.exit_zero) || adopt_failed,
     ))
+}
+
+/// The text of stdin and the path it stands for, when the path `-` asks for it (editors lint
+/// an unsaved buffer so). Bounded like a file by `--max-file-size`.
+fn read_stdin(args: &Args) -> anyhow::Result<Option<(PathBuf, String)>> {
+    let dash = args.paths.iter().any(|p| p.as_os_str() == "-");
+    if !dash {
+        if args.stdin_filename.is_some() {
+            anyhow::bail!("--stdin-filename names the text read from stdin: pass `-` as the path");
+        }
+        return Ok(None);
+    }
+    if args.paths.len() > 1 {
+        anyhow::bail!("`-` (read stdin) cannot be combined with other paths");
+    }
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(
+            std::io::stdin().lock(),
+            args.max_file_size.saturating_add(1),
+        ),
+        &mut bytes,
+    )
+    .map_err(|e| anyhow::anyhow!("cannot read stdin: {e}"))?;
+    if bytes.len() as u64 > args.max_file_size {
+        anyhow::bail!(
+            "stdin is over the {}-byte limit (--max-file-size)",
+            args.max_file_size
+        );
+    }
+    let text = walk::decode(bytes).map_err(|e| anyhow::anyhow!("stdin: {e}"))?;
+    let path = args
+        .stdin_filename
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(STDIN_NAME));
+    Ok(Some((path, text)))
+}
+
+/// How findings in stdin's text are shown without `--stdin-filename`.
+const STDIN_NAME: &str = "<stdin>";
+
+/// `--fix` on stdin (ruff's behaviour): the fixed text goes to stdout, nothing is written, and
+/// what is left is reported on stderr in the chosen format.
+fn fix_stdin(
+    args: &Args,
+    path: &Path,
+    text: &str,
+    lint: &dyn Fn(&driver::Overlay) -> Report,
+) -> anyhow::Result<u8> {
+    let level = if args.fixes.unsafe_fixes {
+        crate::fix::Level::Unsafe
+    } else {
+        crate::fix::Level::Safe
+    };
+    let at = |cur: &str| driver::Overlay::from([(path.to_path_buf(), cur.to_string())]);
+    let fixed = crate::fix::fix_with(text, level, |cur| {
+        let r = lint(&at(cur));
+        r.errors
+            .is_empty()
+            .then(|| r.files.into_iter().flat_map(|(_, d)| d).collect())
+    });
+    if fixed.rolled_back {
+        eprintln!(
+            "warning: {}: a fix made the text unparsable and was rolled back (a timeoutlint bug; please report it)",
+            walk::display(path)
+        );
+    }
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(fixed.text.as_bytes())?;
+    stdout.flush()?;
+    let report = lint(&at(&fixed.text));
+    let wrote_all = write_outputs(args, &report, &mut std::io::stderr().lock())?;
+    if !report.errors.is_empty() || !wrote_all {
+        return Ok(2);
+    }
+    Ok(u8::from(report.finding_count() > 0 && !args.exit_zero))
 }
 
 fn did_you_mean(name: &str) -> String {

@@ -241,3 +241,100 @@ fn prefilter_is_exact_on_the_dependency_corpus() {
         off.len()
     );
 }
+
+fn run_stdin(dir: &Path, args: &[&str], input: &str) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_timeoutlint"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A run that refuses its arguments exits without reading: the pipe may be closed.
+    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
+    child.wait_with_output().unwrap()
+}
+
+/// An editor lints its unsaved buffer: `-` reads stdin, `--stdin-filename` names it for the
+/// output and for finding its configuration (the file need not exist).
+#[test]
+fn stdin_is_linted_under_the_name_given_with_that_paths_configuration() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("quiet")).unwrap();
+    std::fs::write(
+        d.join("quiet/timeoutlint.toml"),
+        "ignore = [\"blocking-sleep-in-async\"]\n",
+    )
+    .unwrap();
+    let o = run_stdin(d, &["-", "--format", "concise"], BUGGY);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stdout(&o).starts_with("<stdin>:4:9: blocking-sleep-in-async: "),
+        "{}",
+        stdout(&o)
+    );
+    let o = run_stdin(
+        d,
+        &["-", "--stdin-filename", "src/new.rs", "--format", "concise"],
+        BUGGY,
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).starts_with("src/new.rs:4:9: blocking-sleep-in-async: "));
+    assert!(!d.join("src/new.rs").exists());
+    // The configuration beside the named path applies to the buffer.
+    let o = run_stdin(d, &["-", "--stdin-filename", "quiet/new.rs"], BUGGY);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    // `-` alone, not with paths; `--stdin-filename` only with `-`.
+    assert_eq!(run_stdin(d, &["-", "."], BUGGY).status.code(), Some(2));
+    let o = run_stdin(d, &["--stdin-filename", "a.rs"], BUGGY);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("pass `-`"));
+}
+
+/// `--fix` on stdin prints the fixed text and writes nothing (ruff's behaviour); what is left
+/// is reported on stderr, and the exit code says whether anything is left.
+#[test]
+fn fix_on_stdin_prints_the_fixed_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("lib.rs"), BUGGY).unwrap();
+    let o = run_stdin(
+        d,
+        &[
+            "-",
+            "--stdin-filename",
+            "lib.rs",
+            "--fix",
+            "--unsafe-fixes",
+            "--format",
+            "concise",
+        ],
+        BUGGY,
+    );
+    let fixed = stdout(&o);
+    assert!(
+        fixed.contains("tokio::time::sleep(std::time::Duration::from_secs(1)).await;"),
+        "{fixed}"
+    );
+    assert_eq!(
+        fixed.replace(
+            "tokio::time::sleep(std::time::Duration::from_secs(1)).await",
+            "std::thread::sleep(std::time::Duration::from_secs(1))"
+        ),
+        BUGGY
+    );
+    assert_eq!(std::fs::read_to_string(d.join("lib.rs")).unwrap(), BUGGY);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // Nothing to fix: the text comes back as it was.
+    let o = run_stdin(d, &["-", "--fix"], "fn main() {}\n");
+    assert_eq!(stdout(&o), "fn main() {}\n");
+    assert_eq!(o.status.code(), Some(0));
+}
