@@ -99,13 +99,13 @@ pub fn lint_paths_reading(
     lint_scoped(paths, excludes, config, threads, read, &Scope::default())
 }
 
-/// The walk's files, then the scope's virtual files, then its context files (the files of
-/// its context roots not already named); how many of them are reported.
+/// The walk's files, the scope's virtual files and its context files (the files of its
+/// context roots not already named), and which of them are reported (not the context).
 fn scoped_files(
     paths: &[PathBuf],
     excludes: &[String],
     scope: &Scope,
-) -> (Vec<PathBuf>, usize, Vec<FileError>) {
+) -> (Vec<PathBuf>, Vec<bool>, Vec<FileError>) {
     let (mut files, errors) = walk::rust_files(paths, excludes);
     for v in &scope.virtual_files {
         if !files.contains(v) {
@@ -142,7 +142,18 @@ fn scoped_files(
             }
         }
     }
-    (files, named, errors)
+    // In path order, as a walk of the whole crate gives them: the crate join reads its files
+    // in this order, and the findings must not depend on which were named.
+    let mut all: Vec<(PathBuf, bool)> = files
+        .into_iter()
+        .enumerate()
+        .map(|(i, f)| (f, i < named))
+        .collect();
+    if all.len() > named {
+        all.sort();
+    }
+    let (files, reported) = all.into_iter().unzip();
+    (files, reported, errors)
 }
 
 fn lint_scoped(
@@ -153,7 +164,7 @@ fn lint_scoped(
     read: &(dyn Fn(&PathBuf) -> Result<String, String> + Sync),
     scope: &Scope,
 ) -> Report {
-    let (files, named, mut errors) = scoped_files(paths, excludes, scope);
+    let (files, reported, mut errors) = scoped_files(paths, excludes, scope);
     DONE.store(0, Ordering::Relaxed);
     TOTAL.store(files.len(), Ordering::Relaxed);
     let mut results: Vec<(Option<SourceFile>, FileReport, Option<u64>)> =
@@ -171,7 +182,7 @@ fn lint_scoped(
                     // be reported unused, are finished later: hold no other text.
                     let keep = !report.diagnostics.is_empty() || src.text.contains("timeoutlint:");
                     // A context file is read for its crate's join only.
-                    let src = (keep && i < named).then_some(src);
+                    let src = (keep && reported[i]).then_some(src);
                     (src, report, Some(hash))
                 }
                 Err(message) => (
@@ -195,9 +206,8 @@ fn lint_scoped(
         join_crates(&files, &mut results, config, threads, &mut errors, read);
     }
     let mut out = Vec::new();
-    // Context files come last and are not reported.
-    results.truncate(named);
-    for (src, mut report, _) in results {
+    // Context files are not reported.
+    for ((src, mut report, _), _) in results.into_iter().zip(&reported).filter(|(_, r)| **r) {
         if let Some(e) = report.error {
             errors.push(e);
         }
@@ -212,7 +222,7 @@ fn lint_scoped(
     Report {
         files: out,
         errors,
-        files_checked: named,
+        files_checked: reported.iter().filter(|r| **r).count(),
         rules: config.rules.clone(),
     }
 }

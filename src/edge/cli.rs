@@ -62,6 +62,10 @@ pub struct Args {
     /// Exit 0 even when there are findings.
     #[arg(long)]
     exit_zero: bool,
+    /// Apply the exclusions to paths named on the command line too (for pre-commit hooks and
+    /// editors, which name files one by one).
+    #[arg(long)]
+    force_exclude: bool,
     /// The path of the text read from stdin (`-`): shown in findings, and where the
     /// configuration, rule selection and (with --force-exclude) exclusions come from.
     #[arg(long, value_name = "PATH")]
@@ -182,7 +186,25 @@ fn run(args: &Args) -> anyhow::Result<u8> {
         Some((path, _)) => vec![path.clone()],
         None => args.paths.clone(),
     };
-    let resolved = crate::edge::adopt::resolve(&named, &args.adopt, &selection)?;
+    let found = crate::edge::adopt::find(&named, &args.adopt)?;
+    let cwd = std::env::current_dir()?;
+    let layered =
+        |roots: &[PathBuf]| crate::config::resolve(found.as_ref(), &selection, &cwd, roots);
+    let resolved = layered(&named)?;
+    let named = if args.force_exclude {
+        let kept = not_excluded(&named, &resolved, &layered, &cwd)?;
+        if let (Some((_, text)), true) = (&stdin, kept.is_empty()) {
+            // An excluded buffer is not linted; under --fix it comes back as it was (ruff).
+            if args.fixes.fix {
+                stdout.write_all(text.as_bytes())?;
+            }
+            return Ok(0);
+        }
+        kept
+    } else {
+        named
+    };
+    let stdin = stdin.filter(|(path, _)| named.contains(path));
     let mut config = resolved.lint_config();
     config.prefilter = !args.no_prefilter;
     config.max_file_bytes = args.max_file_size;
@@ -192,6 +214,15 @@ fn run(args: &Args) -> anyhow::Result<u8> {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
         .max(1);
     let mut scope = driver::Scope::default();
+    if config.crate_index
+        && config.crate_rules()
+        && (stdin.is_none() || args.stdin_filename.is_some())
+    {
+        scope.context_roots = context_roots(&named);
+        if !scope.context_roots.is_empty() {
+            scope.context_excludes = layered(&scope.context_roots)?.excludes;
+        }
+    }
     let mut walked = named.clone();
     let mut base = driver::Overlay::new();
     if let Some((path, text)) = &stdin {
@@ -266,6 +297,84 @@ fn read_stdin(args: &Args) -> anyhow::Result<Option<(PathBuf, String)>> {
         .clone()
         .unwrap_or_else(|| PathBuf::from(STDIN_NAME));
     Ok(Some((path, text)))
+}
+
+/// `--force-exclude`: the named paths that the exclusions (the configuration's, anchored at
+/// its directory, and `--exclude`) leave, a path being excluded when it or a directory above
+/// it up to that directory matches, as a walk from there would skip it.
+fn not_excluded(
+    named: &[PathBuf],
+    resolved: &crate::config::Resolved,
+    layered: &dyn Fn(&[PathBuf]) -> anyhow::Result<crate::config::Resolved>,
+    cwd: &Path,
+) -> anyhow::Result<Vec<PathBuf>> {
+    let anchor = resolved
+        .file
+        .as_ref()
+        .and_then(|f| {
+            walk::normalize(&cwd.join(f))
+                .parent()
+                .map(Path::to_path_buf)
+        })
+        .unwrap_or_else(|| cwd.to_path_buf());
+    let globs = layered(std::slice::from_ref(&anchor))?.excludes;
+    let mut ov = ignore::overrides::OverrideBuilder::new(&anchor);
+    for g in &globs {
+        ov.add(&format!("!{g}"))
+            .map_err(|e| anyhow::anyhow!("invalid exclude glob `{g}`: {e}"))?;
+    }
+    let ov = ov.build()?;
+    Ok(named
+        .iter()
+        .filter(|p| {
+            let abs = walk::normalize(&cwd.join(p));
+            let Ok(rel) = abs.strip_prefix(&anchor) else {
+                // Outside the configuration's tree: only unanchored globs could match, and a
+                // walk from the anchor never reaches it. Match its own name.
+                return !ov.matched(&abs, abs.is_dir()).is_ignore();
+            };
+            let mut at = anchor.clone();
+            for (i, c) in rel.components().enumerate() {
+                at.push(c);
+                let is_dir = i + 1 < rel.components().count() || at.is_dir();
+                if ov.matched(&at, is_dir).is_ignore() {
+                    return false;
+                }
+            }
+            true
+        })
+        .cloned()
+        .collect())
+}
+
+/// The crates whose other files a lint of `named` reads for the crate join: the crate root
+/// of each named path inside a crate (the nearest directory above with a `Cargo.toml`,
+/// spelled as an ancestor of the path) that no named directory covers. So a staged subset of
+/// a crate (pre-commit) gets the crate-level findings a whole-crate run gives those files.
+fn context_roots(named: &[PathBuf]) -> Vec<PathBuf> {
+    let mut roots = walk::CrateRoots::default();
+    let dirs: Vec<PathBuf> = named
+        .iter()
+        .filter(|p| p.is_dir())
+        .map(|p| walk::normalize(&std::env::current_dir().unwrap_or_default().join(p)))
+        .collect();
+    let mut out: Vec<PathBuf> = Vec::new();
+    for p in named {
+        let probe = if p.is_dir() {
+            p.join("_.rs")
+        } else {
+            p.clone()
+        };
+        let Some(root) = roots.of(&probe) else {
+            continue;
+        };
+        let abs = walk::normalize(&std::env::current_dir().unwrap_or_default().join(&root));
+        if dirs.iter().any(|d| abs.starts_with(d)) || out.contains(&root) {
+            continue;
+        }
+        out.push(root);
+    }
+    out
 }
 
 /// How findings in stdin's text are shown without `--stdin-filename`.

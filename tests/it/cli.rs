@@ -338,3 +338,111 @@ fn fix_on_stdin_prints_the_fixed_text() {
     assert_eq!(stdout(&o), "fn main() {}\n");
     assert_eq!(o.status.code(), Some(0));
 }
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// A pre-commit hook names the staged files only: each file named alone (or a few of them, or
+/// a directory below the crate root) gets exactly the findings a run over the whole crate
+/// gives it, the crate's other files read for the cross-file rules and not reported.
+#[test]
+fn a_subset_of_a_crates_files_gets_its_findings_of_the_whole_crate_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("Cargo.toml"),
+        "[package]\nname = \"x\"\nversion = \"0.1.0\"\n",
+    )
+    .unwrap();
+    copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/client-timeout-in-retry"),
+        &d.join("src"),
+    );
+    let whole = stdout(&run(d, &["--format", "concise"]));
+    let of = |files: &[&str]| -> String {
+        whole
+            .lines()
+            .filter(|l| files.iter().any(|f| l.starts_with(&format!("{f}:"))))
+            .map(|l| format!("{l}\n"))
+            .collect()
+    };
+    let subsets: [&[&str]; 4] = [
+        &["src/clients.rs"],
+        &["src/net/mod.rs"],
+        &["src/same_function.rs", "src/struct_field.rs"],
+        &["src/callers.rs"],
+    ];
+    for files in subsets {
+        let mut args = vec!["--format", "concise"];
+        args.extend(files);
+        assert_eq!(stdout(&run(d, &args)), of(files), "{files:?}");
+    }
+    // A directory below the crate root is a subset too.
+    let net = stdout(&run(d, &["--format", "concise", "src/net"]));
+    assert_eq!(net, of(&["src/net/mod.rs", "src/net/retry.rs"]));
+    assert!(!net.is_empty());
+    // Only the named files count as checked.
+    let o = run(d, &["src/clients.rs"]);
+    assert!(stdout(&o).contains("in 1 file checked"), "{}", stdout(&o));
+}
+
+/// `--force-exclude` applies the configuration's `exclude` to named files and directories
+/// (ruff's flag, which its pre-commit hook passes); without it a named file is linted.
+#[test]
+fn force_exclude_applies_the_exclusions_to_named_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("src/gen")).unwrap();
+    std::fs::write(
+        d.join("timeoutlint.toml"),
+        "exclude = [\"src/gen/**\", \"*.pb.rs\"]\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("src/gen/a.rs"), BUGGY).unwrap();
+    std::fs::write(d.join("src/b.pb.rs"), BUGGY).unwrap();
+    std::fs::write(d.join("src/c.rs"), BUGGY).unwrap();
+    let named = [
+        "src/gen/a.rs",
+        "src/b.pb.rs",
+        "src/c.rs",
+        "--format",
+        "concise",
+    ];
+    let o = run(d, &named);
+    assert_eq!(stdout(&o).lines().count(), 3, "{}", stdout(&o));
+    let mut forced = named.to_vec();
+    forced.push("--force-exclude");
+    let o = run(d, &forced);
+    assert_eq!(
+        stdout(&o),
+        "src/c.rs:4:9: blocking-sleep-in-async: `std::thread::sleep` blocks the async executor thread\n"
+    );
+    assert_eq!(
+        run(d, &["src/gen", "--force-exclude"]).status.code(),
+        Some(0)
+    );
+    // A buffer named into an excluded path is not linted; under --fix it comes back as is.
+    let o = run_stdin(
+        d,
+        &[
+            "-",
+            "--stdin-filename",
+            "src/gen/new.rs",
+            "--force-exclude",
+            "--fix",
+        ],
+        BUGGY,
+    );
+    assert_eq!((o.status.code(), stdout(&o).as_str()), (Some(0), BUGGY));
+    let o = run_stdin(d, &["-", "--stdin-filename", "src/gen/new.rs"], BUGGY);
+    assert_eq!(o.status.code(), Some(1));
+}
