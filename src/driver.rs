@@ -206,8 +206,11 @@ fn lint_scoped(
         join_crates(&files, &mut results, config, threads, &mut errors, read);
     }
     let mut out = Vec::new();
+    let mut skipped = 0;
     // Context files are not reported.
     for ((src, mut report, _), _) in results.into_iter().zip(&reported).filter(|(_, r)| **r) {
+        // Left unparsed by pass one (the prefilter, or test code): not "checked".
+        skipped += usize::from(!report.parsed && report.error.is_none());
         if let Some(e) = report.error {
             errors.push(e);
         }
@@ -222,7 +225,8 @@ fn lint_scoped(
     Report {
         files: out,
         errors,
-        files_checked: reported.iter().filter(|r| **r).count(),
+        files_checked: reported.iter().filter(|r| **r).count() - skipped,
+        files_skipped: skipped,
         rules: config.rules.clone(),
     }
 }

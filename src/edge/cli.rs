@@ -25,9 +25,17 @@ pub struct Args {
     /// Output format on stdout [default: human].
     #[arg(long, value_enum)]
     format: Option<Format>,
-    /// cargo's spelling for editors: `json` is `--format cargo-json`, `short` is `concise`.
-    #[arg(long, value_enum, value_name = "FMT", conflicts_with = "format")]
-    message_format: Option<MessageFormat>,
+    /// cargo's spellings, for editors: `json` (and `json-diagnostic-rendered-ansi`,
+    /// `json-diagnostic-short`) is `--format cargo-json`, `short` is `concise`, `human` and
+    /// `json-render-diagnostics` are `human`; comma-separated as cargo takes them.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "FMT",
+        value_delimiter = ',',
+        conflicts_with = "format"
+    )]
+    message_format: Vec<MessageFormat>,
     /// Also write FORMAT to PATH, whatever the exit code (repeatable; stdout without `=PATH`),
     /// e.g. `--output sarif=results.sarif --output github`.
     #[arg(long, value_name = "FORMAT[=PATH]", value_parser = parse_output)]
@@ -62,6 +70,9 @@ pub struct Args {
     /// Exit 0 even when there are findings.
     #[arg(long)]
     exit_zero: bool,
+    /// Print the findings and nothing else: no summary, hints, warnings or progress line.
+    #[arg(short, long)]
+    quiet: bool,
     /// Apply the exclusions to paths named on the command line too (for pre-commit hooks and
     /// editors, which name files one by one).
     #[arg(long)]
@@ -79,8 +90,13 @@ pub struct Args {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Print the rule table.
-    Rules,
-    /// Print a rule's documentation.
+    Rules {
+        /// `table` (Markdown, as in the README) or `json` (one object per rule).
+        #[arg(long, value_enum, default_value_t = RulesFormat::Table)]
+        format: RulesFormat,
+    },
+    /// Print a rule's documentation (`explain` is clippy's and ruff's word for it).
+    #[command(visible_alias = "explain")]
     Rule {
         /// Rule name, e.g. `unbounded-retry`.
         name: String,
@@ -102,10 +118,19 @@ enum Format {
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum RulesFormat {
+    Table,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
 enum MessageFormat {
     Json,
     Short,
     Human,
+    JsonDiagnosticRenderedAnsi,
+    JsonDiagnosticShort,
+    JsonRenderDiagnostics,
 }
 
 /// One `--output`: a format and a file, or stdout.
@@ -131,7 +156,7 @@ pub fn main() -> ExitCode {
 /// Entry point with explicit arguments (the first is the program name): `cargo-timeoutlint`
 /// calls this after translating cargo's package selection into paths.
 pub fn main_from(command_line: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
-    let args = match Args::try_parse_from(command_line) {
+    let args = match Args::try_parse_from(without_check(command_line.into_iter().collect())) {
         Ok(a) => a,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
@@ -152,11 +177,33 @@ pub fn main_from(command_line: impl IntoIterator<Item = std::ffi::OsString>) -> 
     }
 }
 
+/// Subcommand names, which a path right after `check` is not (`check rules` lints `./rules`).
+const SUBCOMMANDS: [&str; 6] = ["rules", "rule", "explain", "config", "baseline", "check"];
+
+/// `timeoutlint check [ARGS]` is `timeoutlint [ARGS]` (ruff's and cargo's habit): the word is
+/// dropped when it comes first. A directory named `check` is linted as `./check`, as a
+/// directory named like any subcommand is.
+fn without_check(mut argv: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    if argv.get(1).is_some_and(|a| a == "check") {
+        argv.remove(1);
+        if let Some(next) = argv.get_mut(1) {
+            if SUBCOMMANDS.iter().any(|s| *next == **s) {
+                *next = Path::new(".").join(&*next).into_os_string();
+            }
+        }
+    }
+    argv
+}
+
 fn run(args: &Args) -> anyhow::Result<u8> {
     let mut stdout = std::io::stdout().lock();
     match &args.command {
-        Some(Command::Rules) => {
-            stdout.write_all(rules_table().as_bytes())?;
+        Some(Command::Rules { format }) => {
+            let text = match format {
+                RulesFormat::Table => rules_table(),
+                RulesFormat::Json => rules_json(),
+            };
+            stdout.write_all(text.as_bytes())?;
             return Ok(0);
         }
         Some(Command::Rule { name }) => {
@@ -231,7 +278,7 @@ fn run(args: &Args) -> anyhow::Result<u8> {
         scope.virtual_files.push(path.clone());
         base.insert(path.clone(), text.clone());
     }
-    let mut adopt_run = crate::edge::adopt::Run::start(&args.adopt, started);
+    let mut adopt_run = crate::edge::adopt::Run::start(&progress_args(args), started);
     let lint = |overlay: &driver::Overlay| {
         let mut all = base.clone();
         all.extend(overlay.iter().map(|(k, v)| (k.clone(), v.clone())));
@@ -254,6 +301,9 @@ fn run(args: &Args) -> anyhow::Result<u8> {
         return crate::edge::adopt::add_ignore(&report, &config);
     }
     let wrote_all = write_outputs(args, &report, &mut stdout)?;
+    if report.files_checked + report.files_skipped == 0 && report.errors.is_empty() && !args.quiet {
+        eprintln!("warning: no Rust files found under the given paths");
+    }
     let adopt_failed = adopt_run.finish(&args.adopt, &report);
     if !report.errors.is_empty() || !wrote_all {
         return Ok(2);
@@ -441,6 +491,34 @@ pub(crate) fn strsim_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
+/// What the progress line is started with: `--quiet` hides it too (it reads only that flag).
+fn progress_args(args: &Args) -> crate::edge::adopt::AdoptArgs {
+    crate::edge::adopt::AdoptArgs {
+        no_progress: args.adopt.no_progress || args.quiet,
+        ..crate::edge::adopt::AdoptArgs::default()
+    }
+}
+
+/// `timeoutlint rules --format json`: one object per rule, with the table's columns.
+#[must_use]
+pub fn rules_json() -> String {
+    let rules: Vec<serde_json::Value> = rules::ALL
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "name": r.name,
+                "default": r.default_enabled,
+                "fix": fix_column(r),
+                "summary": r.summary,
+                "url": emit::rule_url(r),
+            })
+        })
+        .collect();
+    let mut s = serde_json::to_string_pretty(&rules).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
 /// The rule table printed by `timeoutlint rules` (and shown in the README).
 #[must_use]
 pub fn rules_table() -> String {
@@ -486,12 +564,8 @@ fn fix_column(r: &rules::Rule) -> &'static str {
 /// A stdout closed by its reader (`timeoutlint | head -1`) ends the stdout output quietly and
 /// keeps the exit code the findings give: a pipeline under `pipefail` still fails on findings.
 fn write_outputs(args: &Args, report: &Report, stdout: &mut impl Write) -> anyhow::Result<bool> {
-    let main = args.format.or(match args.message_format {
-        Some(MessageFormat::Json) => Some(Format::CargoJson),
-        Some(MessageFormat::Short) => Some(Format::Concise),
-        Some(MessageFormat::Human) => Some(Format::Human),
-        None => None,
-    });
+    let (message_format, rendered) = message_format(&args.message_format);
+    let main = args.format.or(message_format);
     let mut outputs: Vec<OutputSpec> = main
         .map(|format| OutputSpec { format, path: None })
         .into_iter()
@@ -525,12 +599,19 @@ fn write_outputs(args: &Args, report: &Report, stdout: &mut impl Write) -> anyho
                 }
             };
         let text = match o.format {
+            Format::Human if args.quiet => emit::human::render_findings(report, color),
             Format::Human => emit::human::render(report, color),
+            // The summary is for a person at a terminal: scripts and editors read the lines.
+            Format::Concise
+                if o.path.is_none() && !args.quiet && std::io::stdout().is_terminal() =>
+            {
+                emit::concise::render(report) + &emit::human::summary(report)
+            }
             Format::Concise => emit::concise::render(report),
             Format::Json => emit::json::render(report),
             Format::Sarif => emit::sarif::render(report),
             Format::Github => emit::github::render(report),
-            Format::CargoJson => emit::rustc_json::render(report, &crates),
+            Format::CargoJson => emit::rustc_json::render_with(report, &crates, rendered),
         };
         match &o.path {
             None => match stdout
@@ -555,6 +636,32 @@ fn write_outputs(args: &Args, report: &Report, stdout: &mut impl Write) -> anyho
         }
     }
     Ok(ok)
+}
+
+/// The format cargo's `--message-format` values ask for, and the `rendered` text of its JSON.
+fn message_format(values: &[MessageFormat]) -> (Option<Format>, emit::rustc_json::Rendered) {
+    use emit::rustc_json::Rendered;
+    use MessageFormat as M;
+    let has = |m: M| values.contains(&m);
+    let rendered = if has(M::JsonDiagnosticShort) {
+        Rendered::Short
+    } else if has(M::JsonDiagnosticRenderedAnsi) {
+        Rendered::Ansi
+    } else {
+        Rendered::Human
+    };
+    let format = if has(M::JsonRenderDiagnostics) || (has(M::Human) && values.len() == 1) {
+        Some(Format::Human)
+    } else if has(M::Json) || has(M::JsonDiagnosticShort) || has(M::JsonDiagnosticRenderedAnsi) {
+        Some(Format::CargoJson)
+    } else if has(M::Short) {
+        Some(Format::Concise)
+    } else if has(M::Human) {
+        Some(Format::Human)
+    } else {
+        None
+    };
+    (format, rendered)
 }
 
 /// Refuse, before anything runs, report files that would overwrite each other or a file being
@@ -610,6 +717,15 @@ fn parse_output(s: &str) -> Result<OutputSpec, String> {
         Some(_) => return Err("expected FORMAT=PATH, e.g. `sarif=results.sarif`".into()),
         None => (s, None),
     };
-    let format = Format::from_str(name, false)?;
+    let format = Format::from_str(name, false).map_err(|_| {
+        let names: Vec<String> = Format::value_variants()
+            .iter()
+            .filter_map(|f| f.to_possible_value().map(|v| v.get_name().to_string()))
+            .collect();
+        format!(
+            "unknown format `{name}`; the formats are {}",
+            names.join(", ")
+        )
+    })?;
     Ok(OutputSpec { format, path })
 }

@@ -22,9 +22,18 @@ use super::Report;
 use crate::base::diagnostic::{Diagnostic, Severity};
 use crate::base::source::SourceFile;
 
-/// Render for a terminal; `color` adds ANSI escapes.
+/// Render for a terminal; `color` adds ANSI escapes. The findings, the file errors, then the
+/// [`summary`].
 #[must_use]
 pub fn render(report: &Report, color: bool) -> String {
+    let mut out = render_findings(report, color);
+    out.push_str(&summary(report));
+    out
+}
+
+/// [`render`] without the summary (`--quiet`).
+#[must_use]
+pub fn render_findings(report: &Report, color: bool) -> String {
     let mut buf = if color {
         Buffer::ansi()
     } else {
@@ -54,33 +63,62 @@ pub fn render(report: &Report, color: bool) -> String {
             std::io::Write::write_fmt(&mut buf, format_args!("error: {place}: {}\n", e.message));
         let _ = buf.reset();
     }
-    let n = report.finding_count();
-    let _ = std::io::Write::write_fmt(
-        &mut buf,
-        format_args!(
-            "{} finding{} in {} file{} checked{}\n",
-            n,
-            if n == 1 { "" } else { "s" },
-            report.files_checked,
-            if report.files_checked == 1 { "" } else { "s" },
-            if report.errors.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    ", {} file{} could not be analysed",
-                    report.errors.len(),
-                    if report.errors.len() == 1 { "" } else { "s" }
-                )
-            }
-        ),
-    );
     rustc_locus(&String::from_utf8_lossy(buf.as_slice()))
+}
+
+/// The run in a line, then how many findings the fix modes would fix (as ruff says it), e.g.
+/// `3 findings in 4 files checked` and `2 fixable with \`--fix\` (1 more with \`--fix
+/// --unsafe-fixes\`)`.
+#[must_use]
+pub fn summary(report: &Report) -> String {
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut s = format!(
+        "{} in {} checked",
+        plural(report.finding_count(), "finding", "findings"),
+        plural(report.files_checked, "file", "files")
+    );
+    if report.files_skipped > 0 {
+        s.push_str(&format!(
+            ", {} more skipped unparsed (nothing a rule looks for)",
+            report.files_skipped
+        ));
+    }
+    if !report.errors.is_empty() {
+        s.push_str(&format!(
+            ", {} could not be analysed",
+            plural(report.errors.len(), "file", "files")
+        ));
+    }
+    s.push('\n');
+    let (safe, unsafe_) = report.fixable();
+    match (safe, unsafe_) {
+        (0, 0) => {}
+        (0, n) => s.push_str(&format!(
+            "{n} fixable with `--fix --unsafe-fixes` (review them)\n"
+        )),
+        (n, 0) => s.push_str(&format!("{n} fixable with `--fix`\n")),
+        (n, m) => s.push_str(&format!(
+            "{n} fixable with `--fix` ({m} more with `--fix --unsafe-fixes`)\n"
+        )),
+    }
+    s
 }
 
 /// One finding as rustc would print it, without colour (cargo-JSON's `rendered`).
 #[must_use]
 pub fn render_one(file: &SourceFile, d: &Diagnostic) -> String {
-    let mut buf = Buffer::no_color();
+    render_one_in(file, d, false)
+}
+
+/// [`render_one`], with ANSI colours when `color` (cargo's `json-diagnostic-rendered-ansi`).
+#[must_use]
+pub fn render_one_in(file: &SourceFile, d: &Diagnostic, color: bool) -> String {
+    let mut buf = if color {
+        Buffer::ansi()
+    } else {
+        Buffer::no_color()
+    };
     let config = config();
     if let Some(t) = Trimmed::new(file, d) {
         let _ = term::emit(&mut buf, &config, &t, &t.diagnostic(d));
@@ -440,6 +478,7 @@ mod tests {
             files: vec![(src, diags)],
             errors: Vec::new(),
             files_checked: 1,
+            files_skipped: 0,
             rules: crate::rules::ALL.to_vec(),
         };
         for color in [false, true] {
@@ -476,6 +515,7 @@ mod tests {
             files: vec![(src.clone(), diags.clone())],
             errors: Vec::new(),
             files_checked: 1,
+            files_skipped: 0,
             rules: crate::rules::ALL.to_vec(),
         };
         let out = render(&report, false);

@@ -446,3 +446,113 @@ fn force_exclude_applies_the_exclusions_to_named_paths() {
     let o = run_stdin(d, &["-", "--stdin-filename", "src/gen/new.rs"], BUGGY);
     assert_eq!(o.status.code(), Some(1));
 }
+
+/// clippy's and ruff's habits: `check` before the paths, `explain NAME`, `--quiet`, the rule
+/// table as JSON, the fixable hint, cargo's other `--message-format` spellings, a run that
+/// finds nothing to lint, and the formats listed for a bad `--output`.
+#[test]
+fn habits_from_clippy_and_ruff() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("bug.rs"), BUGGY).unwrap();
+    let stderr = |o: &Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    // `check` is the default command; `check rules` lints the directory `rules`.
+    let plain = run(d, &["--format", "concise", "."]);
+    let check = run(d, &["check", "--format", "concise", "."]);
+    assert_eq!(
+        (check.status.code(), stdout(&check)),
+        (Some(1), stdout(&plain))
+    );
+    std::fs::create_dir(d.join("rules")).unwrap();
+    std::fs::write(d.join("rules/r.rs"), BUGGY).unwrap();
+    let o = run(d, &["check", "rules", "--format", "concise"]);
+    assert!(stdout(&o).starts_with("rules/r.rs:4:9:"), "{}", stdout(&o));
+    // `explain` is `rule`, with the same did-you-mean.
+    let o = run(d, &["explain", "unbounded-retry"]);
+    assert!(stdout(&o).starts_with("# unbounded-retry"));
+    let o = run(d, &["explain", "unbounded-retyr"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("did you mean `unbounded-retry`"));
+    // The human summary counts what `--fix` and `--unsafe-fixes` would fix.
+    let o = run(d, &["bug.rs"]);
+    assert!(
+        stdout(&o).ends_with(
+            "1 finding in 1 file checked\n1 fixable with `--fix --unsafe-fixes` (review them)\n"
+        ),
+        "{}",
+        stdout(&o)
+    );
+    // `--quiet`: the findings only.
+    let o = run(d, &["-q", "bug.rs"]);
+    assert!(stdout(&o).starts_with("warning[blocking-sleep-in-async]"));
+    assert!(!stdout(&o).contains("checked") && !stdout(&o).contains("fixable"));
+    // The rule table as JSON.
+    let o = run(d, &["rules", "--format", "json"]);
+    let rules: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rules = rules.as_array().unwrap();
+    assert_eq!(rules.len(), timeoutlint::rules::ALL.len());
+    assert_eq!(rules[0]["name"], "unbounded-retry");
+    assert!(rules[0]["default"].is_boolean() && rules[0]["url"].is_string());
+    // cargo's spellings: `short` is concise, the JSON ones change only `rendered`.
+    let o = run(d, &["bug.rs", "--message-format", "short"]);
+    assert_eq!(
+        stdout(&o),
+        stdout(&run(d, &["bug.rs", "--format", "concise"]))
+    );
+    let rendered = |fmt: &str| -> String {
+        let o = run(d, &["bug.rs", "--message-format", fmt]);
+        let line: serde_json::Value =
+            serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
+        // Outside a cargo package the diagnostic comes bare, without cargo's envelope.
+        line["rendered"].as_str().unwrap().to_string()
+    };
+    assert!(rendered("json").contains(" --> bug.rs:4:9\n"));
+    assert_eq!(
+        rendered("json-diagnostic-short"),
+        "bug.rs:4:9: warning[blocking-sleep-in-async]: `std::thread::sleep` blocks the async executor thread\n"
+    );
+    let ansi = rendered("json,json-diagnostic-rendered-ansi");
+    assert!(
+        ansi.contains("\u{1b}[") && ansi.contains("bug.rs:4:9"),
+        "{ansi}"
+    );
+    let o = run(
+        d,
+        &["bug.rs", "--message-format", "json-render-diagnostics"],
+    );
+    assert!(stdout(&o).starts_with("warning[blocking-sleep-in-async]"));
+    // Nothing to lint is said, and is not a failure.
+    std::fs::create_dir(d.join("empty")).unwrap();
+    let o = run(d, &["empty"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("no Rust files found"), "{}", stderr(&o));
+    assert!(!stderr(&run(d, &["-q", "empty"])).contains("no Rust files"));
+    // A bad `--output` lists the formats.
+    let o = run(d, &["--output", "bogus=x"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("unknown format `bogus`; the formats are human, concise, json"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// A file the prefilter leaves unparsed is not counted as checked: it may not even parse.
+#[test]
+fn files_skipped_by_the_prefilter_are_not_counted_as_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("bug.rs"), BUGGY).unwrap();
+    // Nothing here is what a rule looks for, and it does not parse.
+    std::fs::write(d.join("broken.rs"), "fn f( {\n").unwrap();
+    let o = run(d, &["--isolated"]);
+    assert!(
+        stdout(&o).contains("1 finding in 1 file checked, 1 more skipped unparsed"),
+        "{}",
+        stdout(&o)
+    );
+    let o = run(d, &["--isolated", "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["summary"]["files_checked"], 1);
+    assert_eq!(doc["summary"]["files_skipped"], 1);
+}

@@ -161,6 +161,7 @@ fn sample() -> Report {
             },
         ],
         files_checked: 4,
+        files_skipped: 0,
         rules: rules::ALL.to_vec(),
     }
 }
@@ -696,6 +697,7 @@ fn github_annotations_put_errors_first_and_say_what_was_left_out() {
         files: vec![(file, diags)],
         errors: Vec::new(),
         files_checked: 1,
+        files_skipped: 0,
         rules: rules::ALL.to_vec(),
     };
     let out = render("github", &report);
@@ -791,6 +793,7 @@ fn sarif_stops_at_githubs_result_limit_and_says_so() {
         files: vec![(file, diags)],
         errors: Vec::new(),
         files_checked: 1,
+        files_skipped: 0,
         rules: rules::ALL.to_vec(),
     };
     let sarif: Value = serde_json::from_str(&render("sarif", &report)).unwrap();
