@@ -282,7 +282,10 @@ fn run(args: &Args) -> anyhow::Result<u8> {
     let lint = |overlay: &driver::Overlay| {
         let mut all = base.clone();
         all.extend(overlay.iter().map(|(k, v)| (k.clone(), v.clone())));
-        driver::lint_paths_scoped(&walked, &resolved.excludes, &config, threads, &all, &scope)
+        let mut report =
+            driver::lint_paths_scoped(&walked, &resolved.excludes, &config, threads, &all, &scope);
+        cap_fixes_by_manifest(&mut report);
+        report
     };
     let mut report = lint(&driver::Overlay::new());
     if let (Some((path, text)), true) = (&stdin, args.fixes.fix) {
@@ -425,6 +428,62 @@ fn context_roots(named: &[PathBuf]) -> Vec<PathBuf> {
         out.push(root);
     }
     out
+}
+
+/// Fixes that depend on the crate's manifest, capped by it: `tokio::time::sleep` needs tokio's
+/// `time` feature. Manifests are read once per directory, only for files with such a fix; a
+/// file in no cargo package keeps the rule's own judgement.
+fn cap_fixes_by_manifest(report: &mut Report) {
+    use crate::rules::blocking_sleep_in_async as sleep;
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let mut manifests: std::collections::HashMap<PathBuf, Option<toml::Table>> =
+        std::collections::HashMap::new();
+    let mut load = |dir: &Path| -> Option<toml::Table> {
+        manifests
+            .entry(dir.to_path_buf())
+            .or_insert_with(|| {
+                walk::bounded::read(&dir.join("Cargo.toml"), walk::bounded::MANIFEST_LIMIT)
+                    .ok()
+                    .and_then(|t| t.parse::<toml::Table>().ok())
+            })
+            .clone()
+    };
+    for (src, diags) in &mut report.files {
+        if !diags
+            .iter()
+            .any(|d| d.rule.name == "blocking-sleep-in-async" && d.fix.is_some())
+        {
+            continue;
+        }
+        let file = walk::normalize(&cwd.join(&src.real_path));
+        let mut package = None;
+        let mut workspace = None;
+        for dir in file.ancestors().skip(1) {
+            let Some(m) = load(dir) else { continue };
+            if package.is_none() && m.contains_key("package") {
+                package = Some((dir.to_path_buf(), m.clone()));
+            }
+            if package.is_some() && m.contains_key("workspace") {
+                workspace = Some(m);
+                break;
+            }
+        }
+        let Some((root, manifest)) = package else {
+            continue;
+        };
+        // Tests, benches and examples also get the dev-dependencies.
+        let dev = file.strip_prefix(&root).is_ok_and(|rel| {
+            rel.components().next().is_some_and(|c| {
+                ["tests", "benches", "examples"]
+                    .iter()
+                    .any(|d| c.as_os_str() == *d)
+            })
+        });
+        let tokio = walk::crates::tokio_time(&manifest, workspace.as_ref(), dev);
+        for d in diags.iter_mut() {
+            sleep::cap_for_manifest(d, tokio);
+        }
+    }
 }
 
 /// How findings in stdin's text are shown without `--stdin-filename`.

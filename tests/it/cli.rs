@@ -556,3 +556,40 @@ fn files_skipped_by_the_prefilter_are_not_counted_as_checked() {
     assert_eq!(doc["summary"]["files_checked"], 1);
     assert_eq!(doc["summary"]["files_skipped"], 1);
 }
+
+/// The `tokio::time::sleep` fix follows the crate's manifest: `MachineApplicable` (and applied
+/// by `--fix`) only when the crate's tokio has `time` (or `full`); without it the fix says so,
+/// is `MaybeIncorrect`, and `--fix` leaves the file alone.
+#[test]
+fn the_tokio_sleep_fix_follows_the_crates_tokio_features() {
+    const ASYNC: &str = "async fn f() {\n    tokio::task::yield_now().await;\n    std::thread::sleep(std::time::Duration::from_secs(1));\n}\n";
+    let fix_of = |features: &str| -> (serde_json::Value, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(
+            d.join("Cargo.toml"),
+            format!("[package]\nname = \"x\"\nversion = \"0.1.0\"\n\n[dependencies]\ntokio = {{ version = \"1\", features = [{features}] }}\n"),
+        )
+        .unwrap();
+        std::fs::create_dir(d.join("src")).unwrap();
+        std::fs::write(d.join("src/lib.rs"), ASYNC).unwrap();
+        let o = run(d, &["--format", "json"]);
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let fix = doc["diagnostics"][0]["fix"].clone();
+        run(d, &["--fix", "--allow-dirty"]);
+        (fix, std::fs::read_to_string(d.join("src/lib.rs")).unwrap())
+    };
+    for features in ["\"rt\", \"time\"", "\"full\""] {
+        let (fix, after) = fix_of(features);
+        assert_eq!(fix["applicability"], "MachineApplicable", "{features}");
+        assert!(after.contains("tokio::time::sleep(std::time::Duration::from_secs(1)).await"));
+    }
+    // opendal's tokio: `sync` and `io-util` only.
+    let (fix, after) = fix_of("\"sync\", \"io-util\"");
+    assert_eq!(fix["applicability"], "MaybeIncorrect");
+    assert!(
+        fix["title"].as_str().unwrap().contains("no `time` feature"),
+        "{fix}"
+    );
+    assert_eq!(after, ASYNC, "--fix must not apply it");
+}
