@@ -115,6 +115,12 @@ enum Format {
     Github,
     /// cargo's `--message-format=json` lines, for rust-analyzer and rustfix.
     CargoJson,
+    /// GitLab Code Quality (`artifacts:reports:codequality`).
+    Gitlab,
+    /// JUnit XML, for CI test report views.
+    Junit,
+    /// reviewdog's diagnostic format (`reviewdog -f=rdjson`).
+    Rdjson,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -671,6 +677,9 @@ fn write_outputs(args: &Args, report: &Report, stdout: &mut impl Write) -> anyho
             Format::Sarif => emit::sarif::render(report),
             Format::Github => emit::github::render(report),
             Format::CargoJson => emit::rustc_json::render_with(report, &crates, rendered),
+            Format::Gitlab => emit::gitlab::render(report),
+            Format::Junit => emit::junit::render(report),
+            Format::Rdjson => emit::rdjson::render(report),
         };
         match &o.path {
             None => match stdout

@@ -8,8 +8,11 @@
 pub mod concise;
 pub mod fingerprint;
 pub mod github;
+pub mod gitlab;
 pub mod human;
 pub mod json;
+pub mod junit;
+pub mod rdjson;
 pub mod rustc_json;
 pub mod sarif;
 
