@@ -14,6 +14,8 @@ use crate::rules;
 use crate::walk;
 
 /// Finds retry and timeout misconfigurations in Rust code that calls remote services.
+// Each bool is an independent command-line switch; clap flags read best as plain fields.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Parser)]
 #[command(name = "timeoutlint", version, args_conflicts_with_subcommands = true)]
 pub struct Args {
@@ -117,7 +119,7 @@ enum Format {
     CargoJson,
     /// GitLab Code Quality (`artifacts:reports:codequality`).
     Gitlab,
-    /// JUnit XML, for CI test report views.
+    /// `JUnit` XML, for CI test report views.
     Junit,
     /// reviewdog's diagnostic format (`reviewdog -f=rdjson`).
     Rdjson,

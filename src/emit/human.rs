@@ -67,10 +67,11 @@ pub fn render_findings(report: &Report, color: bool) -> String {
 }
 
 /// The run in a line, then how many findings the fix modes would fix (as ruff says it), e.g.
-/// `3 findings in 4 files checked` and `2 fixable with \`--fix\` (1 more with \`--fix
-/// --unsafe-fixes\`)`.
+/// "3 findings in 4 files checked" and "2 fixable with `--fix` (1 more with `--fix
+/// --unsafe-fixes`)".
 #[must_use]
 pub fn summary(report: &Report) -> String {
+    use std::fmt::Write as _;
     let plural =
         |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let mut s = format!(
@@ -79,29 +80,29 @@ pub fn summary(report: &Report) -> String {
         plural(report.files_checked, "file", "files")
     );
     if report.files_skipped > 0 {
-        s.push_str(&format!(
+        let _ = write!(
+            s,
             ", {} more skipped unparsed (nothing a rule looks for)",
             report.files_skipped
-        ));
+        );
     }
     if !report.errors.is_empty() {
-        s.push_str(&format!(
+        let _ = write!(
+            s,
             ", {} could not be analysed",
             plural(report.errors.len(), "file", "files")
-        ));
+        );
     }
     s.push('\n');
-    let (safe, unsafe_) = report.fixable();
-    match (safe, unsafe_) {
-        (0, 0) => {}
-        (0, n) => s.push_str(&format!(
-            "{n} fixable with `--fix --unsafe-fixes` (review them)\n"
-        )),
-        (n, 0) => s.push_str(&format!("{n} fixable with `--fix`\n")),
-        (n, m) => s.push_str(&format!(
-            "{n} fixable with `--fix` ({m} more with `--fix --unsafe-fixes`)\n"
-        )),
-    }
+    let _ = match report.fixable() {
+        (0, 0) => Ok(()),
+        (0, n) => writeln!(s, "{n} fixable with `--fix --unsafe-fixes` (review them)"),
+        (n, 0) => writeln!(s, "{n} fixable with `--fix`"),
+        (n, m) => writeln!(
+            s,
+            "{n} fixable with `--fix` ({m} more with `--fix --unsafe-fixes`)"
+        ),
+    };
     s
 }
 

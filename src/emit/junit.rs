@@ -1,4 +1,4 @@
-//! JUnit XML, the test report most CI systems show (GitLab's `artifacts:reports:junit`,
+//! `JUnit` XML, the test report most CI systems show (GitLab's `artifacts:reports:junit`,
 //! Jenkins, Azure Pipelines, CircleCI): one failing test case per finding, one erroring case per
 //! file that could not be analysed, and one passing case when there is neither, so a clean run
 //! shows as passed rather than as "no tests".
@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 
 use super::Report;
 
-/// Render the JUnit report.
+/// Render the `JUnit` report.
 #[must_use]
 pub fn render(report: &Report) -> String {
     let findings = report.finding_count();

@@ -63,7 +63,7 @@ pub fn render_with(
                 )
             }
         };
-        push_line(&mut out, crates.get(&file.path), diagnostic(file, d, text));
+        push_line(&mut out, crates.get(&file.path), diagnostic(file, d, &text));
     }
     for e in &report.errors {
         let place = match (e.line, e.column) {
@@ -105,7 +105,7 @@ fn push_line(out: &mut String, target: Option<&CrateTarget>, message: Value) {
     out.push('\n');
 }
 
-fn diagnostic(file: &SourceFile, d: &Diagnostic, rendered: String) -> Value {
+fn diagnostic(file: &SourceFile, d: &Diagnostic, rendered: &str) -> Value {
     let mut spans = vec![span(file, d.primary, true, Some(&d.label))];
     for r in &d.related {
         spans.push(span(file, r.span, false, Some(&r.message)));

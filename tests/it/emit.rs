@@ -872,7 +872,7 @@ fn gitlab_code_quality_has_the_fields_gitlab_requires() {
     }
 }
 
-/// JUnit: well-formed XML (parsed by a real parser) with the counts CI views read, one failing
+/// `JUnit`: well-formed XML (parsed by a real parser) with the counts CI views read, one failing
 /// case per finding, one erroring case per file error, and one passing case for a clean run.
 #[test]
 fn junit_is_well_formed_with_a_case_per_finding() {
