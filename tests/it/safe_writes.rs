@@ -259,8 +259,20 @@ fn fix_applies_only_what_the_crate_run_reports() {
             fetch
         );
     }
-    // Alone, the file is its own crate: the finding and its rewrite are real.
+    // Named alone, the file still gets its crate's findings (the crate's other files are read
+    // for context): nothing to fix either.
     let o = run(d, &["--diff", "--unsafe-fixes", "src/fetch.rs"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    // As its own crate (`--no-index`), the finding and its rewrite are real.
+    let o = run(
+        d,
+        &["--diff", "--unsafe-fixes", "--no-index", "src/fetch.rs"],
+    );
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stdout).contains("RetryPolicy"));
 }
