@@ -117,7 +117,7 @@ pub fn cap_for_manifest(d: &mut Diagnostic, tokio: crate::walk::crates::TokioTim
     let why = match tokio {
         TokioTime::Enabled => return,
         TokioTime::Missing => {
-            "the crate's tokio dependency has no `time` feature: add `features = [\"time\"]`"
+            "the crate's tokio dependency has no `time` feature on every target: add `features = [\"time\"]`"
         }
         TokioTime::NoTokio => "the crate's Cargo.toml does not depend on tokio",
     };

@@ -46,8 +46,9 @@ pub enum TokioTime {
 /// [`TokioTime`] of the package `manifest` (its workspace root's manifest `workspace`, for
 /// `tokio = { workspace = true }`), for a file of its library and binaries, or with `dev` for
 /// one of its tests, benches and examples (which also get the dev-dependencies). Renamed
-/// dependencies (`package = "tokio"`) and `[target.'cfg(..)'.dependencies]` count; a feature
-/// another dependency turns on cannot be seen here (that takes `cargo metadata`).
+/// dependencies (`package = "tokio"`) count; a feature turned on only in a
+/// `[target.'cfg(..)'.dependencies]` table is not on for every build and does not count; a
+/// feature another dependency turns on cannot be seen here (that takes `cargo metadata`).
 #[must_use]
 pub fn tokio_time(manifest: &Table, workspace: Option<&Table>, dev: bool) -> TokioTime {
     let kinds: &[&str] = if dev {
@@ -55,16 +56,20 @@ pub fn tokio_time(manifest: &Table, workspace: Option<&Table>, dev: bool) -> Tok
     } else {
         &["dependencies"]
     };
-    let mut tables: Vec<&Table> = kinds
+    // Each table, and whether it applies on every target: a `[target.'cfg(..)']` table may not
+    // apply to the build at hand (opendal-core turns `time` on for wasm32 only).
+    let mut tables: Vec<(&Table, bool)> = kinds
         .iter()
         .filter_map(|k| manifest.get(*k).and_then(Value::as_table))
+        .map(|t| (t, true))
         .collect();
     if let Some(targets) = manifest.get("target").and_then(Value::as_table) {
         for t in targets.values().filter_map(Value::as_table) {
             tables.extend(
                 kinds
                     .iter()
-                    .filter_map(|k| t.get(*k).and_then(Value::as_table)),
+                    .filter_map(|k| t.get(*k).and_then(Value::as_table))
+                    .map(|t| (t, false)),
             );
         }
     }
@@ -84,7 +89,7 @@ pub fn tokio_time(manifest: &Table, workspace: Option<&Table>, dev: bool) -> Tok
             .unwrap_or_default()
     };
     let mut found = TokioTime::NoTokio;
-    for table in tables {
+    for (table, everywhere) in tables {
         for (key, dep) in table {
             let package = dep.get("package").and_then(Value::as_str).unwrap_or(key);
             if package != "tokio" {
@@ -96,7 +101,7 @@ pub fn tokio_time(manifest: &Table, workspace: Option<&Table>, dev: bool) -> Tok
                     on.extend(features(w));
                 }
             }
-            if on.iter().any(|f| f == "time" || f == "full") {
+            if everywhere && on.iter().any(|f| f == "time" || f == "full") {
                 return TokioTime::Enabled;
             }
             found = TokioTime::Missing;
@@ -364,8 +369,11 @@ mod tests {
         // Renamed, per target, inherited from the workspace.
         let renamed = "[dependencies]\ntk = { package = \"tokio\", version = \"1\", features = [\"rt\", \"time\"] }\n";
         assert_eq!(t(renamed, None, false), TokioTime::Enabled);
-        let target = "[target.'cfg(unix)'.dependencies]\ntokio = { version = \"1\", features = [\"time\"] }\n";
-        assert_eq!(t(target, None, false), TokioTime::Enabled);
+        // opendal-core's shape: `time` for wasm32 only is not `time` on every build.
+        let wasm = format!("{opendal}[target.'cfg(target_arch = \"wasm32\")'.dependencies]\ntokio = {{ version = \"1\", features = [\"time\"] }}\n");
+        assert_eq!(t(&wasm, None, false), TokioTime::Missing);
+        let target = "[target.'cfg(unix)'.dependencies]\ntokio = { version = \"1\", features = [\"sync\"] }\n";
+        assert_eq!(t(target, None, false), TokioTime::Missing);
         let member = "[dependencies]\ntokio = { workspace = true, features = [\"sync\"] }\n";
         let root = "[workspace.dependencies]\ntokio = { version = \"1\", features = [\"time\"] }\n";
         assert_eq!(t(member, Some(root), false), TokioTime::Enabled);
