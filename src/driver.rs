@@ -56,25 +56,58 @@ pub struct Run<'a> {
     pub config: &'a Config,
     /// Worker threads.
     pub threads: usize,
+    /// What it reads besides the files it reports, and what is not on disk.
+    pub scope: Scope,
+    /// Texts that stand for files in every lint of the run (stdin's buffer).
+    pub base: Overlay,
+    /// The edge's last word on each report (fix applicability from the crate's manifest, which
+    /// the edge reads); applied to the fix rounds' reports too.
+    pub adjust: Option<fn(&mut Report)>,
 }
 
-impl Run<'_> {
-    /// [`lint_paths`].
+impl<'a> Run<'a> {
+    /// A run of `paths` as they are on disk, with nothing more in its scope.
     #[must_use]
-    pub fn lint(&self) -> Report {
-        lint_paths(self.paths, self.excludes, self.config, self.threads)
+    pub fn new(
+        paths: &'a [PathBuf],
+        excludes: &'a [String],
+        config: &'a Config,
+        threads: usize,
+    ) -> Self {
+        Run {
+            paths,
+            excludes,
+            config,
+            threads,
+            scope: Scope::default(),
+            base: Overlay::new(),
+            adjust: None,
+        }
     }
 
-    /// [`lint_paths_with`]: the files of `overlay` read from it instead of the disk.
+    /// The run's report.
+    #[must_use]
+    pub fn lint(&self) -> Report {
+        self.lint_with(&Overlay::new())
+    }
+
+    /// The report with the files of `overlay` read from it instead of the disk.
     #[must_use]
     pub fn lint_with(&self, overlay: &Overlay) -> Report {
-        lint_paths_with(
+        let mut all = self.base.clone();
+        all.extend(overlay.iter().map(|(k, v)| (k.clone(), v.clone())));
+        let mut report = lint_paths_scoped(
             self.paths,
             self.excludes,
             self.config,
             self.threads,
-            overlay,
-        )
+            &all,
+            &self.scope,
+        );
+        if let Some(adjust) = self.adjust {
+            adjust(&mut report);
+        }
+        report
     }
 }
 
@@ -103,11 +136,39 @@ pub fn lint_paths_with(
     threads: usize,
     overlay: &Overlay,
 ) -> Report {
+    lint_paths_scoped(paths, excludes, config, threads, overlay, &Scope::default())
+}
+
+/// What a run reads besides the files it reports, and what it lints that is not on disk.
+#[derive(Debug, Default, Clone)]
+pub struct Scope {
+    /// Files of the overlay linted though the disk may not hold them (stdin's buffer, named by
+    /// `--stdin-filename`): reported like walked files.
+    pub virtual_files: Vec<PathBuf>,
+    /// Crate roots whose files are read for the crate join only, never reported: a run over
+    /// some files of a crate (a pre-commit hook's staged files) then finds in them what a
+    /// whole-crate run finds in them. Spelled as lexical ancestors of the named paths (the
+    /// empty path for the working directory), so the crate join keys them alike.
+    pub context_roots: Vec<PathBuf>,
+    /// The exclusions for walking `context_roots`.
+    pub context_excludes: Vec<String>,
+}
+
+/// [`lint_paths_with`], also linting the scope's virtual files and reading its context.
+#[must_use]
+pub fn lint_paths_scoped(
+    paths: &[PathBuf],
+    excludes: &[String],
+    config: &Config,
+    threads: usize,
+    overlay: &Overlay,
+    scope: &Scope,
+) -> Report {
     let read = |path: &PathBuf| match overlay.get(path) {
         Some(text) => Ok(text.clone()),
         None => walk::read(path, config.max_file_bytes),
     };
-    lint_paths_reading(paths, excludes, config, threads, &read)
+    run(paths, excludes, config, threads, &read, None, scope)
 }
 
 /// [`lint_paths`] reading each file with `read` (each pass reads again; tests give a reader
@@ -120,7 +181,15 @@ pub fn lint_paths_reading(
     threads: usize,
     read: &(dyn Fn(&PathBuf) -> Result<String, String> + Sync),
 ) -> Report {
-    run(paths, excludes, config, threads, read, None)
+    run(
+        paths,
+        excludes,
+        config,
+        threads,
+        read,
+        None,
+        &Scope::default(),
+    )
 }
 
 /// The passes of a directory run, as the [`Tally`] counts them.
@@ -174,6 +243,63 @@ impl Tally {
     }
 }
 
+/// The walk's files, the scope's virtual files and its context files (the files of its
+/// context roots not already named), and which of them are reported (not the context).
+fn scoped_files(
+    paths: &[PathBuf],
+    excludes: &[String],
+    scope: &Scope,
+) -> (Vec<PathBuf>, Vec<bool>, Vec<FileError>) {
+    let (mut files, errors) = walk::rust_files(paths, excludes);
+    for v in &scope.virtual_files {
+        if !files.contains(v) {
+            files.push(v.clone());
+        }
+    }
+    let named = files.len();
+    if !scope.context_roots.is_empty() {
+        let mut seen: std::collections::HashSet<PathBuf> = files.iter().cloned().collect();
+        // The walk spells a file under root `.` as `./x`: the empty root is walked as `.` and
+        // its files respelled, so they key the same crate as the named `x` does.
+        let roots: Vec<PathBuf> = scope
+            .context_roots
+            .iter()
+            .map(|r| {
+                if r.as_os_str().is_empty() {
+                    PathBuf::from(".")
+                } else {
+                    r.clone()
+                }
+            })
+            .collect();
+        // A context file that cannot be walked or read is not reported: a whole-crate run
+        // would report it against itself, not against the named files.
+        let (more, _) = walk::rust_files(&roots, &scope.context_excludes);
+        let empty_root = scope.context_roots.iter().any(|r| r.as_os_str().is_empty());
+        for f in more {
+            let f = match f.strip_prefix(".") {
+                Ok(rest) if empty_root => rest.to_path_buf(),
+                _ => f,
+            };
+            if seen.insert(f.clone()) {
+                files.push(f);
+            }
+        }
+    }
+    // In path order, as a walk of the whole crate gives them: the crate join reads its files
+    // in this order, and the findings must not depend on which were named.
+    let mut all: Vec<(PathBuf, bool)> = files
+        .into_iter()
+        .enumerate()
+        .map(|(i, f)| (f, i < named))
+        .collect();
+    if all.len() > named {
+        all.sort();
+    }
+    let (files, reported) = all.into_iter().unzip();
+    (files, reported, errors)
+}
+
 /// [`lint_paths_reading`], counting every read and parse into `tally`.
 #[must_use]
 pub fn lint_paths_tallied(
@@ -184,7 +310,15 @@ pub fn lint_paths_tallied(
     read: &(dyn Fn(&PathBuf) -> Result<String, String> + Sync),
     tally: &Tally,
 ) -> Report {
-    run(paths, excludes, config, threads, read, Some(tally))
+    run(
+        paths,
+        excludes,
+        config,
+        threads,
+        read,
+        Some(tally),
+        &Scope::default(),
+    )
 }
 
 fn run(
@@ -194,8 +328,9 @@ fn run(
     threads: usize,
     read: &(dyn Fn(&PathBuf) -> Result<String, String> + Sync),
     tally: Option<&Tally>,
+    scope: &Scope,
 ) -> Report {
-    let (files, mut errors) = walk::rust_files(paths, excludes);
+    let (files, reported, mut errors) = scoped_files(paths, excludes, scope);
     DONE.store(0, Ordering::Relaxed);
     TOTAL.store(files.len(), Ordering::Relaxed);
     let mut results: Vec<(Option<SourceFile>, FileReport, Option<u64>)> =
@@ -213,7 +348,9 @@ fn run(
                     // Only files with findings, or comments that may silence a crate finding or
                     // be reported unused, are finished later: hold no other text.
                     let keep = !report.diagnostics.is_empty() || src.text.contains("timeoutlint:");
-                    (keep.then_some(src), report, Some(hash))
+                    // A context file is read for its crate's join only.
+                    let src = (keep && reported[i]).then_some(src);
+                    (src, report, Some(hash))
                 }
                 Err(message) => (
                     None,
@@ -246,7 +383,11 @@ fn run(
         );
     }
     let mut out = Vec::new();
-    for (src, mut report, _) in results {
+    let mut skipped = 0;
+    // Context files are not reported.
+    for ((src, mut report, _), _) in results.into_iter().zip(&reported).filter(|(_, r)| **r) {
+        // Left unparsed by pass one (the prefilter, or test code): not "checked".
+        skipped += usize::from(!report.parsed && report.error.is_none());
         if let Some(e) = report.error {
             errors.push(e);
         }
@@ -261,7 +402,8 @@ fn run(
     Report {
         files: out,
         errors,
-        files_checked: files.len(),
+        files_checked: reported.iter().filter(|r| **r).count() - skipped,
+        files_skipped: skipped,
         rules: config.rules.clone(),
     }
 }

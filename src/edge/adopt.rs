@@ -133,8 +133,14 @@ pub fn resolve(
     args: &AdoptArgs,
     cli: &CliSelection,
 ) -> anyhow::Result<Resolved> {
-    let found = config::read_config_files(paths, args.config.as_deref(), args.isolated)?;
+    let found = find(paths, args)?;
     config::resolve(found.as_ref(), cli, &std::env::current_dir()?, paths)
+}
+
+/// The configuration file a lint of `paths` uses, read once (the exclusions of other walks of
+/// the same run are layered from it with [`config::resolve`]).
+pub fn find(paths: &[PathBuf], args: &AdoptArgs) -> anyhow::Result<Option<config::Found>> {
+    config::read_config_files(paths, args.config.as_deref(), args.isolated)
 }
 
 /// Run a subcommand of this module.

@@ -14,6 +14,8 @@ use crate::rules;
 use crate::walk;
 
 /// Finds retry and timeout misconfigurations in Rust code that calls remote services.
+// Each bool is an independent command-line switch; clap flags read best as plain fields.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Parser)]
 #[command(name = "timeoutlint", version, args_conflicts_with_subcommands = true)]
 pub struct Args {
@@ -25,9 +27,17 @@ pub struct Args {
     /// Output format on stdout [default: human].
     #[arg(long, value_enum)]
     format: Option<Format>,
-    /// cargo's spelling for editors: `json` is `--format cargo-json`, `short` is `concise`.
-    #[arg(long, value_enum, value_name = "FMT", conflicts_with = "format")]
-    message_format: Option<MessageFormat>,
+    /// cargo's spellings, for editors: `json` (and `json-diagnostic-rendered-ansi`,
+    /// `json-diagnostic-short`) is `--format cargo-json`, `short` is `concise`, `human` and
+    /// `json-render-diagnostics` are `human`; comma-separated as cargo takes them.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "FMT",
+        value_delimiter = ',',
+        conflicts_with = "format"
+    )]
+    message_format: Vec<MessageFormat>,
     /// Also write FORMAT to PATH, whatever the exit code (repeatable; stdout without `=PATH`),
     /// e.g. `--output sarif=results.sarif --output github`.
     #[arg(long, value_name = "FORMAT[=PATH]", value_parser = parse_output)]
@@ -62,6 +72,17 @@ pub struct Args {
     /// Exit 0 even when there are findings.
     #[arg(long)]
     exit_zero: bool,
+    /// Print the findings and nothing else: no summary, hints, warnings or progress line.
+    #[arg(short, long)]
+    quiet: bool,
+    /// Apply the exclusions to paths named on the command line too (for pre-commit hooks and
+    /// editors, which name files one by one).
+    #[arg(long)]
+    force_exclude: bool,
+    /// The path of the text read from stdin (`-`): shown in findings, and where the
+    /// configuration, rule selection and (with --force-exclude) exclusions come from.
+    #[arg(long, value_name = "PATH")]
+    stdin_filename: Option<PathBuf>,
     #[command(flatten)]
     adopt: crate::edge::adopt::AdoptArgs,
     #[command(flatten)]
@@ -71,8 +92,13 @@ pub struct Args {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Print the rule table.
-    Rules,
-    /// Print a rule's documentation.
+    Rules {
+        /// `table` (Markdown, as in the README) or `json` (one object per rule).
+        #[arg(long, value_enum, default_value_t = RulesFormat::Table)]
+        format: RulesFormat,
+    },
+    /// Print a rule's documentation (`explain` is clippy's and ruff's word for it).
+    #[command(visible_alias = "explain")]
     Rule {
         /// Rule name, e.g. `unbounded-retry`.
         name: String,
@@ -91,6 +117,18 @@ enum Format {
     Github,
     /// cargo's `--message-format=json` lines, for rust-analyzer and rustfix.
     CargoJson,
+    /// GitLab Code Quality (`artifacts:reports:codequality`).
+    Gitlab,
+    /// `JUnit` XML, for CI test report views.
+    Junit,
+    /// reviewdog's diagnostic format (`reviewdog -f=rdjson`).
+    Rdjson,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum RulesFormat {
+    Table,
+    Json,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -98,6 +136,9 @@ enum MessageFormat {
     Json,
     Short,
     Human,
+    JsonDiagnosticRenderedAnsi,
+    JsonDiagnosticShort,
+    JsonRenderDiagnostics,
 }
 
 /// One `--output`: a format and a file, or stdout.
@@ -123,7 +164,7 @@ pub fn main() -> ExitCode {
 /// Entry point with explicit arguments (the first is the program name): `cargo-timeoutlint`
 /// calls this after translating cargo's package selection into paths.
 pub fn main_from(command_line: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
-    let args = match Args::try_parse_from(command_line) {
+    let args = match Args::try_parse_from(without_check(command_line.into_iter().collect())) {
         Ok(a) => a,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
@@ -144,11 +185,33 @@ pub fn main_from(command_line: impl IntoIterator<Item = std::ffi::OsString>) -> 
     }
 }
 
+/// Subcommand names, which a path right after `check` is not (`check rules` lints `./rules`).
+const SUBCOMMANDS: [&str; 6] = ["rules", "rule", "explain", "config", "baseline", "check"];
+
+/// `timeoutlint check [ARGS]` is `timeoutlint [ARGS]` (ruff's and cargo's habit): the word is
+/// dropped when it comes first. A directory named `check` is linted as `./check`, as a
+/// directory named like any subcommand is.
+fn without_check(mut argv: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    if argv.get(1).is_some_and(|a| a == "check") {
+        argv.remove(1);
+        if let Some(next) = argv.get_mut(1) {
+            if SUBCOMMANDS.iter().any(|s| *next == **s) {
+                *next = Path::new(".").join(&*next).into_os_string();
+            }
+        }
+    }
+    argv
+}
+
 fn run(args: &Args) -> anyhow::Result<u8> {
     let mut stdout = std::io::stdout().lock();
     match &args.command {
-        Some(Command::Rules) => {
-            stdout.write_all(rules_table().as_bytes())?;
+        Some(Command::Rules { format }) => {
+            let text = match format {
+                RulesFormat::Table => rules_table(),
+                RulesFormat::Json => rules_json(),
+            };
+            stdout.write_all(text.as_bytes())?;
             return Ok(0);
         }
         Some(Command::Rule { name }) => {
@@ -172,7 +235,31 @@ fn run(args: &Args) -> anyhow::Result<u8> {
         ignore: args.ignore.clone(),
         exclude: args.exclude.clone(),
     };
-    let resolved = crate::edge::adopt::resolve(&args.paths, &args.adopt, &selection)?;
+    let stdin = read_stdin(args)?;
+    // With stdin the named path is the buffer's (its configuration, its crate), not `-`.
+    let named: Vec<PathBuf> = match &stdin {
+        Some((path, _)) => vec![path.clone()],
+        None => args.paths.clone(),
+    };
+    let found = crate::edge::adopt::find(&named, &args.adopt)?;
+    let cwd = std::env::current_dir()?;
+    let layered =
+        |roots: &[PathBuf]| crate::config::resolve(found.as_ref(), &selection, &cwd, roots);
+    let resolved = layered(&named)?;
+    let named = if args.force_exclude {
+        let kept = not_excluded(&named, &resolved, &layered, &cwd)?;
+        if let (Some((_, text)), true) = (&stdin, kept.is_empty()) {
+            // An excluded buffer is not linted; under --fix it comes back as it was (ruff).
+            if args.fixes.fix {
+                stdout.write_all(text.as_bytes())?;
+            }
+            return Ok(0);
+        }
+        kept
+    } else {
+        named
+    };
+    let stdin = stdin.filter(|(path, _)| named.contains(path));
     let mut config = crate::lint::Config::from(&resolved);
     config.prefilter = !args.no_prefilter;
     config.max_file_bytes = args.max_file_size;
@@ -181,14 +268,38 @@ fn run(args: &Args) -> anyhow::Result<u8> {
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
         .max(1);
-    let mut adopt_run = crate::edge::adopt::Run::start(&args.adopt, started);
+    let mut scope = driver::Scope::default();
+    if config.crate_index
+        && config.crate_rules()
+        && (stdin.is_none() || args.stdin_filename.is_some())
+    {
+        scope.context_roots = context_roots(&named);
+        if !scope.context_roots.is_empty() {
+            scope.context_excludes = layered(&scope.context_roots)?.excludes;
+        }
+    }
+    let mut walked = named.clone();
+    let mut base = driver::Overlay::new();
+    if let Some((path, text)) = &stdin {
+        // The buffer need not exist on disk (an unsaved file): it is linted from the overlay.
+        walked.clear();
+        scope.virtual_files.push(path.clone());
+        base.insert(path.clone(), text.clone());
+    }
+    let mut adopt_run = crate::edge::adopt::Run::start(&progress_args(args), started);
     let lint_run = driver::Run {
-        paths: &args.paths,
+        paths: &walked,
         excludes: &resolved.excludes,
         config: &config,
         threads,
+        scope,
+        base,
+        adjust: Some(cap_fixes_by_manifest),
     };
     let mut report = lint_run.lint();
+    if let (Some((path, text)), true) = (&stdin, args.fixes.fix) {
+        return fix_stdin(args, path, text, &|overlay| lint_run.lint_with(overlay));
+    }
     if args.fixes.active() {
         match crate::edge::fix::run(&args.fixes, &lint_run, report, &mut stdout)? {
             crate::edge::fix::Outcome::Diff(code) => return Ok(code),
@@ -196,11 +307,14 @@ fn run(args: &Args) -> anyhow::Result<u8> {
             crate::edge::fix::Outcome::Fixed(left) => report = left,
         }
     }
-    adopt_run.linted(&args.adopt, &args.paths, &resolved.excludes, &mut report)?;
+    adopt_run.linted(&args.adopt, &walked, &resolved.excludes, &mut report)?;
     if args.adopt.add_ignore {
         return crate::edge::adopt::add_ignore(&report, &config);
     }
     let wrote_all = write_outputs(args, &report, &mut stdout)?;
+    if report.files_checked + report.files_skipped == 0 && report.errors.is_empty() && !args.quiet {
+        eprintln!("warning: no Rust files found under the given paths");
+    }
     let adopt_failed = adopt_run.finish(&args.adopt, &report);
     if !report.errors.is_empty() || !wrote_all {
         return Ok(2);
@@ -208,6 +322,216 @@ fn run(args: &Args) -> anyhow::Result<u8> {
     Ok(u8::from(
         (report.finding_count() > 0 && !args.exit_zero) || adopt_failed,
     ))
+}
+
+/// The text of stdin and the path it stands for, when the path `-` asks for it (editors lint
+/// an unsaved buffer so). Bounded like a file by `--max-file-size`.
+fn read_stdin(args: &Args) -> anyhow::Result<Option<(PathBuf, String)>> {
+    let dash = args.paths.iter().any(|p| p.as_os_str() == "-");
+    if !dash {
+        if args.stdin_filename.is_some() {
+            anyhow::bail!("--stdin-filename names the text read from stdin: pass `-` as the path");
+        }
+        return Ok(None);
+    }
+    if args.paths.len() > 1 {
+        anyhow::bail!("`-` (read stdin) cannot be combined with other paths");
+    }
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(
+            std::io::stdin().lock(),
+            args.max_file_size.saturating_add(1),
+        ),
+        &mut bytes,
+    )
+    .map_err(|e| anyhow::anyhow!("cannot read stdin: {e}"))?;
+    if bytes.len() as u64 > args.max_file_size {
+        anyhow::bail!(
+            "stdin is over the {}-byte limit (--max-file-size)",
+            args.max_file_size
+        );
+    }
+    let text = walk::decode(bytes).map_err(|e| anyhow::anyhow!("stdin: {e}"))?;
+    let path = args
+        .stdin_filename
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(STDIN_NAME));
+    Ok(Some((path, text)))
+}
+
+/// `--force-exclude`: the named paths that the exclusions (the configuration's, anchored at
+/// its directory, and `--exclude`) leave, a path being excluded when it or a directory above
+/// it up to that directory matches, as a walk from there would skip it.
+fn not_excluded(
+    named: &[PathBuf],
+    resolved: &crate::config::Resolved,
+    layered: &dyn Fn(&[PathBuf]) -> anyhow::Result<crate::config::Resolved>,
+    cwd: &Path,
+) -> anyhow::Result<Vec<PathBuf>> {
+    let anchor = resolved
+        .file
+        .as_ref()
+        .and_then(|f| {
+            walk::normalize(&cwd.join(f))
+                .parent()
+                .map(Path::to_path_buf)
+        })
+        .unwrap_or_else(|| cwd.to_path_buf());
+    let globs = layered(std::slice::from_ref(&anchor))?.excludes;
+    let mut ov = ignore::overrides::OverrideBuilder::new(&anchor);
+    for g in &globs {
+        ov.add(&format!("!{g}"))
+            .map_err(|e| anyhow::anyhow!("invalid exclude glob `{g}`: {e}"))?;
+    }
+    let ov = ov.build()?;
+    Ok(named
+        .iter()
+        .filter(|p| {
+            let abs = walk::normalize(&cwd.join(p));
+            let Ok(rel) = abs.strip_prefix(&anchor) else {
+                // Outside the configuration's tree: only unanchored globs could match, and a
+                // walk from the anchor never reaches it. Match its own name.
+                return !ov.matched(&abs, abs.is_dir()).is_ignore();
+            };
+            let mut at = anchor.clone();
+            for (i, c) in rel.components().enumerate() {
+                at.push(c);
+                let is_dir = i + 1 < rel.components().count() || at.is_dir();
+                if ov.matched(&at, is_dir).is_ignore() {
+                    return false;
+                }
+            }
+            true
+        })
+        .cloned()
+        .collect())
+}
+
+/// The crates whose other files a lint of `named` reads for the crate join: the crate root
+/// of each named path inside a crate (the nearest directory above with a `Cargo.toml`,
+/// spelled as an ancestor of the path) that no named directory covers. So a staged subset of
+/// a crate (pre-commit) gets the crate-level findings a whole-crate run gives those files.
+fn context_roots(named: &[PathBuf]) -> Vec<PathBuf> {
+    let mut roots = walk::CrateRoots::default();
+    let dirs: Vec<PathBuf> = named
+        .iter()
+        .filter(|p| p.is_dir())
+        .map(|p| walk::normalize(&std::env::current_dir().unwrap_or_default().join(p)))
+        .collect();
+    let mut out: Vec<PathBuf> = Vec::new();
+    for p in named {
+        let probe = if p.is_dir() {
+            p.join("_.rs")
+        } else {
+            p.clone()
+        };
+        let Some(root) = roots.of(&probe) else {
+            continue;
+        };
+        let abs = walk::normalize(&std::env::current_dir().unwrap_or_default().join(&root));
+        if dirs.iter().any(|d| abs.starts_with(d)) || out.contains(&root) {
+            continue;
+        }
+        out.push(root);
+    }
+    out
+}
+
+/// Fixes that depend on the crate's manifest, capped by it: `tokio::time::sleep` needs tokio's
+/// `time` feature. Manifests are read once per directory, only for files with such a fix; a
+/// file in no cargo package keeps the rule's own judgement.
+fn cap_fixes_by_manifest(report: &mut Report) {
+    use crate::rules::blocking_sleep_in_async as sleep;
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let mut manifests: std::collections::HashMap<PathBuf, Option<toml::Table>> =
+        std::collections::HashMap::new();
+    let mut load = |dir: &Path| -> Option<toml::Table> {
+        manifests
+            .entry(dir.to_path_buf())
+            .or_insert_with(|| {
+                walk::bounded::read(&dir.join("Cargo.toml"), walk::bounded::MANIFEST_LIMIT)
+                    .ok()
+                    .and_then(|t| t.parse::<toml::Table>().ok())
+            })
+            .clone()
+    };
+    for (src, diags) in &mut report.files {
+        if !diags
+            .iter()
+            .any(|d| d.rule.name == "blocking-sleep-in-async" && d.fix.is_some())
+        {
+            continue;
+        }
+        let file = walk::normalize(&cwd.join(&src.real_path));
+        let mut package = None;
+        let mut workspace = None;
+        for dir in file.ancestors().skip(1) {
+            let Some(m) = load(dir) else { continue };
+            if package.is_none() && m.contains_key("package") {
+                package = Some((dir.to_path_buf(), m.clone()));
+            }
+            if package.is_some() && m.contains_key("workspace") {
+                workspace = Some(m);
+                break;
+            }
+        }
+        let Some((root, manifest)) = package else {
+            continue;
+        };
+        // Tests, benches and examples also get the dev-dependencies.
+        let dev = file.strip_prefix(&root).is_ok_and(|rel| {
+            rel.components().next().is_some_and(|c| {
+                ["tests", "benches", "examples"]
+                    .iter()
+                    .any(|d| c.as_os_str() == *d)
+            })
+        });
+        let tokio = walk::crates::tokio_time(&manifest, workspace.as_ref(), dev);
+        for d in diags.iter_mut() {
+            sleep::cap_for_manifest(d, tokio);
+        }
+    }
+}
+
+/// How findings in stdin's text are shown without `--stdin-filename`.
+const STDIN_NAME: &str = "<stdin>";
+
+/// `--fix` on stdin (ruff's behaviour): the fixed text goes to stdout, nothing is written, and
+/// what is left is reported on stderr in the chosen format.
+fn fix_stdin(
+    args: &Args,
+    path: &Path,
+    text: &str,
+    lint: &dyn Fn(&driver::Overlay) -> Report,
+) -> anyhow::Result<u8> {
+    let level = if args.fixes.unsafe_fixes {
+        crate::fix::Level::Unsafe
+    } else {
+        crate::fix::Level::Safe
+    };
+    let at = |cur: &str| driver::Overlay::from([(path.to_path_buf(), cur.to_string())]);
+    let fixed = crate::fix::fix_with(text, level, |cur| {
+        let r = lint(&at(cur));
+        r.errors
+            .is_empty()
+            .then(|| r.files.into_iter().flat_map(|(_, d)| d).collect())
+    });
+    if fixed.rolled_back {
+        eprintln!(
+            "warning: {}: a fix made the text unparsable and was rolled back (a timeoutlint bug; please report it)",
+            walk::display(path)
+        );
+    }
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(fixed.text.as_bytes())?;
+    stdout.flush()?;
+    let report = lint(&at(&fixed.text));
+    let wrote_all = write_outputs(args, &report, &mut std::io::stderr().lock())?;
+    if !report.errors.is_empty() || !wrote_all {
+        return Ok(2);
+    }
+    Ok(u8::from(report.finding_count() > 0 && !args.exit_zero))
 }
 
 fn did_you_mean(name: &str) -> String {
@@ -232,6 +556,34 @@ pub(crate) fn strsim_distance(a: &str, b: &str) -> usize {
         prev = cur;
     }
     prev[b.len()]
+}
+
+/// What the progress line is started with: `--quiet` hides it too (it reads only that flag).
+fn progress_args(args: &Args) -> crate::edge::adopt::AdoptArgs {
+    crate::edge::adopt::AdoptArgs {
+        no_progress: args.adopt.no_progress || args.quiet,
+        ..crate::edge::adopt::AdoptArgs::default()
+    }
+}
+
+/// `timeoutlint rules --format json`: one object per rule, with the table's columns.
+#[must_use]
+pub fn rules_json() -> String {
+    let rules: Vec<serde_json::Value> = rules::ALL
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "name": r.name,
+                "default": r.default_enabled,
+                "fix": fix_column(r),
+                "summary": r.summary,
+                "url": emit::rule_url(r),
+            })
+        })
+        .collect();
+    let mut s = serde_json::to_string_pretty(&rules).unwrap_or_default();
+    s.push('\n');
+    s
 }
 
 /// The rule table printed by `timeoutlint rules` (and shown in the README).
@@ -279,12 +631,8 @@ fn fix_column(r: &rules::Rule) -> &'static str {
 /// A stdout closed by its reader (`timeoutlint | head -1`) ends the stdout output quietly and
 /// keeps the exit code the findings give: a pipeline under `pipefail` still fails on findings.
 fn write_outputs(args: &Args, report: &Report, stdout: &mut impl Write) -> anyhow::Result<bool> {
-    let main = args.format.or(match args.message_format {
-        Some(MessageFormat::Json) => Some(Format::CargoJson),
-        Some(MessageFormat::Short) => Some(Format::Concise),
-        Some(MessageFormat::Human) => Some(Format::Human),
-        None => None,
-    });
+    let (message_format, rendered) = message_format(&args.message_format);
+    let main = args.format.or(message_format);
     let mut outputs: Vec<OutputSpec> = main
         .map(|format| OutputSpec { format, path: None })
         .into_iter()
@@ -318,12 +666,22 @@ fn write_outputs(args: &Args, report: &Report, stdout: &mut impl Write) -> anyho
                 }
             };
         let text = match o.format {
+            Format::Human if args.quiet => emit::human::render_findings(report, color),
             Format::Human => emit::human::render(report, color),
+            // The summary is for a person at a terminal: scripts and editors read the lines.
+            Format::Concise
+                if o.path.is_none() && !args.quiet && std::io::stdout().is_terminal() =>
+            {
+                emit::concise::render(report) + &emit::human::summary(report)
+            }
             Format::Concise => emit::concise::render(report),
             Format::Json => emit::json::render(report),
             Format::Sarif => emit::sarif::render(report),
             Format::Github => emit::github::render(report),
-            Format::CargoJson => emit::rustc_json::render(report, &crates),
+            Format::CargoJson => emit::rustc_json::render_with(report, &crates, rendered),
+            Format::Gitlab => emit::gitlab::render(report),
+            Format::Junit => emit::junit::render(report),
+            Format::Rdjson => emit::rdjson::render(report),
         };
         match &o.path {
             None => match stdout
@@ -348,6 +706,32 @@ fn write_outputs(args: &Args, report: &Report, stdout: &mut impl Write) -> anyho
         }
     }
     Ok(ok)
+}
+
+/// The format cargo's `--message-format` values ask for, and the `rendered` text of its JSON.
+fn message_format(values: &[MessageFormat]) -> (Option<Format>, emit::rustc_json::Rendered) {
+    use emit::rustc_json::Rendered;
+    use MessageFormat as M;
+    let has = |m: M| values.contains(&m);
+    let rendered = if has(M::JsonDiagnosticShort) {
+        Rendered::Short
+    } else if has(M::JsonDiagnosticRenderedAnsi) {
+        Rendered::Ansi
+    } else {
+        Rendered::Human
+    };
+    let format = if has(M::JsonRenderDiagnostics) || (has(M::Human) && values.len() == 1) {
+        Some(Format::Human)
+    } else if has(M::Json) || has(M::JsonDiagnosticShort) || has(M::JsonDiagnosticRenderedAnsi) {
+        Some(Format::CargoJson)
+    } else if has(M::Short) {
+        Some(Format::Concise)
+    } else if has(M::Human) {
+        Some(Format::Human)
+    } else {
+        None
+    };
+    (format, rendered)
 }
 
 /// Refuse, before anything runs, report files that would overwrite each other or a file being
@@ -403,6 +787,15 @@ fn parse_output(s: &str) -> Result<OutputSpec, String> {
         Some(_) => return Err("expected FORMAT=PATH, e.g. `sarif=results.sarif`".into()),
         None => (s, None),
     };
-    let format = Format::from_str(name, false)?;
+    let format = Format::from_str(name, false).map_err(|_| {
+        let names: Vec<String> = Format::value_variants()
+            .iter()
+            .filter_map(|f| f.to_possible_value().map(|v| v.get_name().to_string()))
+            .collect();
+        format!(
+            "unknown format `{name}`; the formats are {}",
+            names.join(", ")
+        )
+    })?;
     Ok(OutputSpec { format, path })
 }

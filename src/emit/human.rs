@@ -1,6 +1,11 @@
 //! The default, rustc-like report through codespan-reporting: the primary span with its label,
 //! secondary labelled spans, notes, a help line and the rule's doc pointer, then a summary.
 //!
+//! The layout is rustc's: codespan-reporting's ASCII character set (its box-drawing default
+//! opens a finding with `┌─ path`, which editor problem matchers, terminal link detection and
+//! `grep -- '-->'` habits miss), tuned toward rustc's multi-line marks, and the `-->` line
+//! shifted to rustc's column (see [`config`] and [`rustc_locus`]).
+//!
 //! A long source line (minified or generated code, one line of megabytes) is shown as rustc
 //! shows it: a window around the finding, cut with `...`. codespan-reporting prints whole
 //! lines, so such a finding is rendered from [`Trimmed`], a stand-in file holding only the
@@ -11,22 +16,31 @@ use std::ops::Range;
 
 use codespan_reporting::files::{Error as FilesError, Files, SimpleFile, SimpleFiles};
 use codespan_reporting::term::termcolor::{Buffer, WriteColor};
-use codespan_reporting::term::{self, Config};
+use codespan_reporting::term::{self, Chars, Config};
 
 use super::Report;
 use crate::base::diagnostic::{Diagnostic, Severity};
 use crate::base::source::SourceFile;
 
-/// Render for a terminal; `color` adds ANSI escapes.
+/// Render for a terminal; `color` adds ANSI escapes. The findings, the file errors, then the
+/// [`summary`].
 #[must_use]
 pub fn render(report: &Report, color: bool) -> String {
+    let mut out = render_findings(report, color);
+    out.push_str(&summary(report));
+    out
+}
+
+/// [`render`] without the summary (`--quiet`).
+#[must_use]
+pub fn render_findings(report: &Report, color: bool) -> String {
     let mut buf = if color {
         Buffer::ansi()
     } else {
         Buffer::no_color()
     };
     let mut files = SimpleFiles::new();
-    let config = Config::default();
+    let config = config();
     for (src, diags) in &report.files {
         let id = files.add(src.path.clone(), src.text.as_str());
         for d in diags {
@@ -49,41 +63,116 @@ pub fn render(report: &Report, color: bool) -> String {
             std::io::Write::write_fmt(&mut buf, format_args!("error: {place}: {}\n", e.message));
         let _ = buf.reset();
     }
-    let n = report.finding_count();
-    let _ = std::io::Write::write_fmt(
-        &mut buf,
-        format_args!(
-            "{} finding{} in {} file{} checked{}\n",
-            n,
-            if n == 1 { "" } else { "s" },
-            report.files_checked,
-            if report.files_checked == 1 { "" } else { "s" },
-            if report.errors.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    ", {} file{} could not be analysed",
-                    report.errors.len(),
-                    if report.errors.len() == 1 { "" } else { "s" }
-                )
-            }
-        ),
+    rustc_locus(&String::from_utf8_lossy(buf.as_slice()))
+}
+
+/// The run in a line, then how many findings the fix modes would fix (as ruff says it), e.g.
+/// "3 findings in 4 files checked" and "2 fixable with `--fix` (1 more with `--fix
+/// --unsafe-fixes`)".
+#[must_use]
+pub fn summary(report: &Report) -> String {
+    use std::fmt::Write as _;
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut s = format!(
+        "{} in {} checked",
+        plural(report.finding_count(), "finding", "findings"),
+        plural(report.files_checked, "file", "files")
     );
-    String::from_utf8_lossy(buf.as_slice()).into_owned()
+    if report.files_skipped > 0 {
+        let _ = write!(
+            s,
+            ", {} more skipped unparsed (nothing a rule looks for)",
+            report.files_skipped
+        );
+    }
+    if !report.errors.is_empty() {
+        let _ = write!(
+            s,
+            ", {} could not be analysed",
+            plural(report.errors.len(), "file", "files")
+        );
+    }
+    s.push('\n');
+    let _ = match report.fixable() {
+        (0, 0) => Ok(()),
+        (0, n) => writeln!(s, "{n} fixable with `--fix --unsafe-fixes` (review them)"),
+        (n, 0) => writeln!(s, "{n} fixable with `--fix`"),
+        (n, m) => writeln!(
+            s,
+            "{n} fixable with `--fix` ({m} more with `--fix --unsafe-fixes`)"
+        ),
+    };
+    s
 }
 
 /// One finding as rustc would print it, without colour (cargo-JSON's `rendered`).
 #[must_use]
 pub fn render_one(file: &SourceFile, d: &Diagnostic) -> String {
-    let mut buf = Buffer::no_color();
+    render_one_in(file, d, false)
+}
+
+/// [`render_one`], with ANSI colours when `color` (cargo's `json-diagnostic-rendered-ansi`).
+#[must_use]
+pub fn render_one_in(file: &SourceFile, d: &Diagnostic, color: bool) -> String {
+    let mut buf = if color {
+        Buffer::ansi()
+    } else {
+        Buffer::no_color()
+    };
+    let config = config();
     if let Some(t) = Trimmed::new(file, d) {
-        let _ = term::emit(&mut buf, &Config::default(), &t, &t.diagnostic(d));
+        let _ = term::emit(&mut buf, &config, &t, &t.diagnostic(d));
     } else {
         // Borrowed, not copied: this runs once per finding.
         let single = SimpleFile::new(file.path.as_str(), file.text.as_str());
-        let _ = term::emit(&mut buf, &Config::default(), &single, &diagnostic((), d));
+        let _ = term::emit(&mut buf, &config, &single, &diagnostic((), d));
     }
-    String::from_utf8_lossy(buf.as_slice()).into_owned()
+    rustc_locus(&String::from_utf8_lossy(buf.as_slice()))
+}
+
+/// codespan-reporting set toward rustc. `Chars::ascii()` already gives rustc's `-->`, `|`
+/// borders, `^`/`-` underlines and `=` notes; rustc draws a multi-line span with `_` runs and
+/// closes it with `|_^` (codespan's ASCII set: `-` runs closed by `\-^`), and ends a secondary
+/// multi-line span with `-` (codespan: `'`). The one rustc mark no character can give is the
+/// top of a span that starts mid-line (rustc ` ____^`, here ` /___^`): codespan draws that
+/// corner with the same character as the `/` of a span starting at the line's start, which is
+/// rustc's there.
+fn config() -> Config {
+    let mut chars = Chars::ascii();
+    chars.multi_top = '_';
+    chars.multi_bottom = '_';
+    chars.multi_bottom_left = '|';
+    chars.multi_secondary_caret_start = '-';
+    chars.multi_secondary_caret_end = '-';
+    Config {
+        chars,
+        ..Config::default()
+    }
+}
+
+/// codespan pads the locus line one column more than rustc (`  --> a.rs:1:1` over `1 |`; rustc
+/// puts `-->` one column left of the `|`): drop that space, so the line is rustc's byte for
+/// byte. Only a line of spaces then `-->` (after colour escapes when coloured) is the locus:
+/// source lines start with their number, notes with `=`.
+fn rustc_locus(rendered: &str) -> String {
+    let mut out = String::with_capacity(rendered.len());
+    for line in rendered.split_inclusive('\n') {
+        let rest = line.trim_start_matches(' ');
+        let mut after_escape = rest;
+        while let Some((_, r)) = after_escape
+            .strip_prefix("\x1b[")
+            .and_then(|r| r.split_once('m'))
+        {
+            after_escape = r;
+        }
+        if rest.len() < line.len() && after_escape.starts_with("-->") {
+            out.push_str(&line[1..]);
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
 }
 
 fn diagnostic<Id: Copy>(id: Id, d: &Diagnostic) -> CsDiagnostic<Id> {
@@ -363,18 +452,55 @@ mod tests {
         assert_eq!(diags.len(), 1);
         insta::assert_snapshot!(render_one(&src, &diags[0]), @r"
         warning[blocking-sleep-in-async]: `std::thread::sleep` blocks the async executor thread
-          ┌─ src/long.rs:1:316
-          │
-        1 │ ...a(); a(); a(); a(); a(); a(); a(); a(); std::thread::sleep(d); b(); b(); b(); b(); b(); b(); b(); b(); b(); b(); b(); b(...
-          │ -------------------------------------------^^^^^^^^^^^^^^^^^^^^^--------------------------------------------------------------
-          │ │                                          │
-          │ │                                          every task on this worker thread stalls for the whole wait
-          │ async context
-          │
+         --> src/long.rs:1:316
+          |
+        1 | ...a(); a(); a(); a(); a(); a(); a(); a(); std::thread::sleep(d); b(); b(); b(); b(); b(); b(); b(); b(); b(); b(); b(); b(...
+          | -------------------------------------------^^^^^^^^^^^^^^^^^^^^^--------------------------------------------------------------
+          | |                                          |
+          | |                                          every task on this worker thread stalls for the whole wait
+          | async context
+          |
           = help: use `tokio::time::sleep(d).await`; between retries, `timeoutlint_retry::RetryPolicy` waits without blocking
           = fix (MaybeIncorrect): wait with `tokio::time::sleep(..).await`
           = see: `timeoutlint rule blocking-sleep-in-async`
         ");
+    }
+
+    /// The locus line sits where rustc puts it, coloured or not: `-->` one column left of the
+    /// `|` border, and two-digit line numbers widen both alike.
+    #[test]
+    fn the_locus_line_is_in_rustcs_column_with_and_without_colour() {
+        let text = format!(
+            "{}async fn f() {{ x();\n    std::thread::sleep(d);\n}}\n",
+            "\n".repeat(9)
+        );
+        let (src, diags) = findings(&text);
+        let report = Report {
+            files: vec![(src, diags)],
+            errors: Vec::new(),
+            files_checked: 1,
+            files_skipped: 0,
+            rules: crate::rules::ALL.to_vec(),
+        };
+        for color in [false, true] {
+            let out = render(&report, color);
+            let plain: String = strip_escapes(&out);
+            let lines: Vec<&str> = plain.lines().collect();
+            assert!(lines.len() > 2, "{out:?}");
+            assert_eq!(lines[1], "  --> src/long.rs:11:5", "{out:?}");
+            assert_eq!(lines[2], "   |", "{plain}");
+        }
+    }
+
+    fn strip_escapes(s: &str) -> String {
+        let mut out = String::new();
+        let mut rest = s;
+        while let Some(i) = rest.find('\x1b') {
+            out.push_str(&rest[..i]);
+            rest = rest[i..].split_once('m').map_or("", |(_, r)| r);
+        }
+        out.push_str(rest);
+        out
     }
 
     #[test]
@@ -390,6 +516,7 @@ mod tests {
             files: vec![(src.clone(), diags.clone())],
             errors: Vec::new(),
             files_checked: 1,
+            files_skipped: 0,
             rules: crate::rules::ALL.to_vec(),
         };
         let out = render(&report, false);

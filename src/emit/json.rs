@@ -53,6 +53,7 @@ pub fn render(report: &Report) -> String {
         "errors": errors,
         "summary": {
             "files_checked": report.files_checked,
+            "files_skipped": report.files_skipped,
             "findings": report.finding_count(),
             "errors": report.errors.len(),
         },

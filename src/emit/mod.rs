@@ -8,8 +8,11 @@
 pub mod concise;
 pub mod fingerprint;
 pub mod github;
+pub mod gitlab;
 pub mod human;
 pub mod json;
+pub mod junit;
+pub mod rdjson;
 pub mod rustc_json;
 pub mod sarif;
 
@@ -24,8 +27,11 @@ pub struct Report {
     pub files: Vec<(SourceFile, Vec<Diagnostic>)>,
     /// Files that could not be analysed.
     pub errors: Vec<FileError>,
-    /// How many files were looked at.
+    /// How many files were analysed (parsed, or refused with an error).
     pub files_checked: usize,
+    /// How many more the prefilter skipped unparsed: nothing in them is what a rule looks for.
+    /// Not counted as checked: a file that does not parse may be among them.
+    pub files_skipped: usize,
     /// The enabled rules, in registry order.
     pub rules: Vec<&'static Rule>,
 }
@@ -35,6 +41,22 @@ impl Report {
     #[must_use]
     pub fn finding_count(&self) -> usize {
         self.files.iter().map(|(_, d)| d.len()).sum()
+    }
+
+    /// How many findings `--fix` applies, and how many more `--fix --unsafe-fixes` does.
+    #[must_use]
+    pub fn fixable(&self) -> (usize, usize) {
+        use crate::fix::Level;
+        let mut n = (0, 0);
+        for (_, d) in self.findings() {
+            let Some(fix) = &d.fix else { continue };
+            if Level::Safe.allows(fix.applicability) {
+                n.0 += 1;
+            } else if Level::Unsafe.allows(fix.applicability) {
+                n.1 += 1;
+            }
+        }
+        n
     }
 
     /// Every finding with its file.

@@ -19,13 +19,51 @@ use super::{human, rule_url, CrateTarget, Report};
 use crate::base::diagnostic::{Diagnostic, Edit, Fix};
 use crate::base::source::{SourceFile, Span};
 
+/// What a diagnostic's `rendered` field holds, as cargo's `--message-format` spellings pick it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Rendered {
+    /// rustc's human text (`json`).
+    #[default]
+    Human,
+    /// The same with ANSI colours (`json-diagnostic-rendered-ansi`, rust-analyzer's setting).
+    Ansi,
+    /// One line, `path:line:col: level[code]: message` (`json-diagnostic-short`).
+    Short,
+}
+
 /// Render one line per finding, then one per file error. `crates` maps a display path to the
 /// target it belongs to.
 #[must_use]
 pub fn render(report: &Report, crates: &BTreeMap<String, CrateTarget>) -> String {
+    render_with(report, crates, Rendered::Human)
+}
+
+/// [`render`] with the `rendered` text of each finding in the given form.
+#[must_use]
+pub fn render_with(
+    report: &Report,
+    crates: &BTreeMap<String, CrateTarget>,
+    rendered: Rendered,
+) -> String {
     let mut out = String::new();
     for (file, d) in report.findings() {
-        push_line(&mut out, crates.get(&file.path), diagnostic(file, d));
+        let text = match rendered {
+            Rendered::Human => human::render_one(file, d),
+            Rendered::Ansi => human::render_one_in(file, d, true),
+            Rendered::Short => {
+                let p = file.position(d.primary.start);
+                format!(
+                    "{}:{}:{}: {}[{}]: {}\n",
+                    file.path,
+                    p.line,
+                    p.col,
+                    d.severity.as_str(),
+                    d.rule.name,
+                    d.message
+                )
+            }
+        };
+        push_line(&mut out, crates.get(&file.path), diagnostic(file, d, &text));
     }
     for e in &report.errors {
         let place = match (e.line, e.column) {
@@ -67,7 +105,7 @@ fn push_line(out: &mut String, target: Option<&CrateTarget>, message: Value) {
     out.push('\n');
 }
 
-fn diagnostic(file: &SourceFile, d: &Diagnostic) -> Value {
+fn diagnostic(file: &SourceFile, d: &Diagnostic, rendered: &str) -> Value {
     let mut spans = vec![span(file, d.primary, true, Some(&d.label))];
     for r in &d.related {
         spans.push(span(file, r.span, false, Some(&r.message)));
@@ -92,7 +130,7 @@ fn diagnostic(file: &SourceFile, d: &Diagnostic) -> Value {
         "level": d.severity.as_str(),
         "spans": spans,
         "children": children,
-        "rendered": human::render_one(file, d),
+        "rendered": rendered,
     })
 }
 

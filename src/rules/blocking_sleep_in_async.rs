@@ -105,3 +105,26 @@ fn fix(
         }],
     })
 }
+
+/// Cap the fix of a finding of this rule by what the crate's manifest says about tokio (the
+/// edge reads the manifest; the rule sees one file): the rewrite calls `tokio::time::sleep`,
+/// which does not compile without tokio's `time` feature, so then the fix says so and is at
+/// most `MaybeIncorrect`, whatever the file's own evidence of tokio.
+pub fn cap_for_manifest(d: &mut Diagnostic, tokio: crate::walk::crates::TokioTime) {
+    use crate::walk::crates::TokioTime;
+    if !RULE.is(d.rule) {
+        return;
+    }
+    let Some(fix) = &mut d.fix else { return };
+    let why = match tokio {
+        TokioTime::Enabled => return,
+        TokioTime::Missing => {
+            "the crate's tokio dependency has no `time` feature on every target: add `features = [\"time\"]`"
+        }
+        TokioTime::NoTokio => "the crate's Cargo.toml does not depend on tokio",
+    };
+    fix.title = format!("{} ({why})", fix.title);
+    if fix.applicability == Applicability::MachineApplicable {
+        fix.applicability = Applicability::MaybeIncorrect;
+    }
+}

@@ -30,6 +30,86 @@ pub struct CrateTarget {
     pub edition: String,
 }
 
+/// What a package's manifest says about tokio's `time` feature, which `tokio::time::sleep`
+/// needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokioTime {
+    /// A tokio dependency enables `time` (or `full`).
+    Enabled,
+    /// tokio is a dependency without `time` or `full` (opendal's has only `sync` and
+    /// `io-util`): the code does not compile with `tokio::time`.
+    Missing,
+    /// The manifest does not depend on tokio at all.
+    NoTokio,
+}
+
+/// [`TokioTime`] of the package `manifest` (its workspace root's manifest `workspace`, for
+/// `tokio = { workspace = true }`), for a file of its library and binaries, or with `dev` for
+/// one of its tests, benches and examples (which also get the dev-dependencies). Renamed
+/// dependencies (`package = "tokio"`) count; a feature turned on only in a
+/// `[target.'cfg(..)'.dependencies]` table is not on for every build and does not count; a
+/// feature another dependency turns on cannot be seen here (that takes `cargo metadata`).
+#[must_use]
+pub fn tokio_time(manifest: &Table, workspace: Option<&Table>, dev: bool) -> TokioTime {
+    let kinds: &[&str] = if dev {
+        &["dependencies", "dev-dependencies"]
+    } else {
+        &["dependencies"]
+    };
+    // Each table, and whether it applies on every target: a `[target.'cfg(..)']` table may not
+    // apply to the build at hand (opendal-core turns `time` on for wasm32 only).
+    let mut tables: Vec<(&Table, bool)> = kinds
+        .iter()
+        .filter_map(|k| manifest.get(*k).and_then(Value::as_table))
+        .map(|t| (t, true))
+        .collect();
+    if let Some(targets) = manifest.get("target").and_then(Value::as_table) {
+        for t in targets.values().filter_map(Value::as_table) {
+            tables.extend(
+                kinds
+                    .iter()
+                    .filter_map(|k| t.get(*k).and_then(Value::as_table))
+                    .map(|t| (t, false)),
+            );
+        }
+    }
+    let inherited = workspace
+        .and_then(|w| w.get("workspace"))
+        .and_then(|w| w.get("dependencies"))
+        .and_then(Value::as_table);
+    let features = |v: &Value| -> Vec<String> {
+        v.get("features")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut found = TokioTime::NoTokio;
+    for (table, everywhere) in tables {
+        for (key, dep) in table {
+            let package = dep.get("package").and_then(Value::as_str).unwrap_or(key);
+            if package != "tokio" {
+                continue;
+            }
+            let mut on = features(dep);
+            if dep.get("workspace").and_then(Value::as_bool) == Some(true) {
+                if let Some(w) = inherited.and_then(|t| t.get(key)) {
+                    on.extend(features(w));
+                }
+            }
+            if everywhere && on.iter().any(|f| f == "time" || f == "full") {
+                return TokioTime::Enabled;
+            }
+            found = TokioTime::Missing;
+        }
+    }
+    found
+}
+
 /// A path as the path part of a URI: everything but unreserved characters, `/` and a drive
 /// letter's `:` is percent-encoded, like cargo's package ids and what SARIF validators accept.
 #[must_use]
@@ -255,5 +335,48 @@ mod tests {
             (t.kind.as_str(), t.edition.as_str()),
             ("custom-build", "2015")
         );
+    }
+
+    #[test]
+    fn tokio_time_follows_the_manifest() {
+        let t = |m: &str, w: Option<&str>, dev: bool| {
+            let m: Table = m.parse().unwrap();
+            let w: Option<Table> = w.map(|w| w.parse().unwrap());
+            tokio_time(&m, w.as_ref(), dev)
+        };
+        // opendal's shape: tokio without `time`.
+        let opendal =
+            "[dependencies]\ntokio = { version = \"1\", features = [\"sync\", \"io-util\"] }\n";
+        assert_eq!(t(opendal, None, false), TokioTime::Missing);
+        assert_eq!(
+            t("[dependencies]\ntokio = \"1\"\n", None, false),
+            TokioTime::Missing
+        );
+        let timed = "[dependencies]\ntokio = { version = \"1\", features = [\"time\"] }\n";
+        assert_eq!(t(timed, None, false), TokioTime::Enabled);
+        let full = "[dependencies.tokio]\nversion = \"1\"\nfeatures = [\"full\"]\n";
+        assert_eq!(t(full, None, false), TokioTime::Enabled);
+        assert_eq!(
+            t("[dependencies]\nserde = \"1\"\n", None, false),
+            TokioTime::NoTokio
+        );
+        // Dev-dependencies only count for tests, benches and examples.
+        let dev = format!(
+            "{opendal}[dev-dependencies]\ntokio = {{ version = \"1\", features = [\"full\"] }}\n"
+        );
+        assert_eq!(t(&dev, None, false), TokioTime::Missing);
+        assert_eq!(t(&dev, None, true), TokioTime::Enabled);
+        // Renamed, per target, inherited from the workspace.
+        let renamed = "[dependencies]\ntk = { package = \"tokio\", version = \"1\", features = [\"rt\", \"time\"] }\n";
+        assert_eq!(t(renamed, None, false), TokioTime::Enabled);
+        // opendal-core's shape: `time` for wasm32 only is not `time` on every build.
+        let wasm = format!("{opendal}[target.'cfg(target_arch = \"wasm32\")'.dependencies]\ntokio = {{ version = \"1\", features = [\"time\"] }}\n");
+        assert_eq!(t(&wasm, None, false), TokioTime::Missing);
+        let target = "[target.'cfg(unix)'.dependencies]\ntokio = { version = \"1\", features = [\"sync\"] }\n";
+        assert_eq!(t(target, None, false), TokioTime::Missing);
+        let member = "[dependencies]\ntokio = { workspace = true, features = [\"sync\"] }\n";
+        let root = "[workspace.dependencies]\ntokio = { version = \"1\", features = [\"time\"] }\n";
+        assert_eq!(t(member, Some(root), false), TokioTime::Enabled);
+        assert_eq!(t(member, None, false), TokioTime::Missing);
     }
 }

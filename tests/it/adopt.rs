@@ -118,7 +118,10 @@ fn config_files_nearest_wins_and_the_command_line_overrides() {
     // directory is linted.
     std::fs::remove_file(d.join("sub/.timeoutlint.toml")).unwrap();
     write(d, "timeoutlint.toml", "exclude = [\"sub/b.rs\"]\n");
-    assert_eq!(show(&run(d, &["sub", "--format", "concise"])), "exit 0\n");
+    assert_eq!(
+        show(&run(d, &["sub", "--format", "concise"])),
+        "exit 0\nwarning: no Rust files found under the given paths\n"
+    );
     assert_eq!(
         show(&run(d, &concise)),
         "exit 1\nsrc/a.rs:4:9: blocking-sleep-in-async: `std::thread::sleep` blocks the async executor thread\n"

@@ -241,3 +241,355 @@ fn prefilter_is_exact_on_the_dependency_corpus() {
         off.len()
     );
 }
+
+fn run_stdin(dir: &Path, args: &[&str], input: &str) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_timeoutlint"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A run that refuses its arguments exits without reading: the pipe may be closed.
+    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
+    child.wait_with_output().unwrap()
+}
+
+/// An editor lints its unsaved buffer: `-` reads stdin, `--stdin-filename` names it for the
+/// output and for finding its configuration (the file need not exist).
+#[test]
+fn stdin_is_linted_under_the_name_given_with_that_paths_configuration() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("quiet")).unwrap();
+    std::fs::write(
+        d.join("quiet/timeoutlint.toml"),
+        "ignore = [\"blocking-sleep-in-async\"]\n",
+    )
+    .unwrap();
+    let o = run_stdin(d, &["-", "--format", "concise"], BUGGY);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stdout(&o).starts_with("<stdin>:4:9: blocking-sleep-in-async: "),
+        "{}",
+        stdout(&o)
+    );
+    let o = run_stdin(
+        d,
+        &["-", "--stdin-filename", "src/new.rs", "--format", "concise"],
+        BUGGY,
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).starts_with("src/new.rs:4:9: blocking-sleep-in-async: "));
+    assert!(!d.join("src/new.rs").exists());
+    // The configuration beside the named path applies to the buffer.
+    let o = run_stdin(d, &["-", "--stdin-filename", "quiet/new.rs"], BUGGY);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    // `-` alone, not with paths; `--stdin-filename` only with `-`.
+    assert_eq!(run_stdin(d, &["-", "."], BUGGY).status.code(), Some(2));
+    let o = run_stdin(d, &["--stdin-filename", "a.rs"], BUGGY);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("pass `-`"));
+}
+
+/// `--fix` on stdin prints the fixed text and writes nothing (ruff's behaviour); what is left
+/// is reported on stderr, and the exit code says whether anything is left.
+#[test]
+fn fix_on_stdin_prints_the_fixed_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("lib.rs"), BUGGY).unwrap();
+    let o = run_stdin(
+        d,
+        &[
+            "-",
+            "--stdin-filename",
+            "lib.rs",
+            "--fix",
+            "--unsafe-fixes",
+            "--format",
+            "concise",
+        ],
+        BUGGY,
+    );
+    let fixed = stdout(&o);
+    assert!(
+        fixed.contains("tokio::time::sleep(std::time::Duration::from_secs(1)).await;"),
+        "{fixed}"
+    );
+    assert_eq!(
+        fixed.replace(
+            "tokio::time::sleep(std::time::Duration::from_secs(1)).await",
+            "std::thread::sleep(std::time::Duration::from_secs(1))"
+        ),
+        BUGGY
+    );
+    assert_eq!(std::fs::read_to_string(d.join("lib.rs")).unwrap(), BUGGY);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // Nothing to fix: the text comes back as it was.
+    let o = run_stdin(d, &["-", "--fix"], "fn main() {}\n");
+    assert_eq!(stdout(&o), "fn main() {}\n");
+    assert_eq!(o.status.code(), Some(0));
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// A pre-commit hook names the staged files only: each file named alone (or a few of them, or
+/// a directory below the crate root) gets exactly the findings a run over the whole crate
+/// gives it, the crate's other files read for the cross-file rules and not reported.
+#[test]
+fn a_subset_of_a_crates_files_gets_its_findings_of_the_whole_crate_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("Cargo.toml"),
+        "[package]\nname = \"x\"\nversion = \"0.1.0\"\n",
+    )
+    .unwrap();
+    copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/client-timeout-in-retry"),
+        &d.join("src"),
+    );
+    let whole = stdout(&run(d, &["--format", "concise"]));
+    let of = |files: &[&str]| -> String {
+        whole
+            .lines()
+            .filter(|l| files.iter().any(|f| l.starts_with(&format!("{f}:"))))
+            .flat_map(|l| [l, "\n"])
+            .collect()
+    };
+    let subsets: [&[&str]; 4] = [
+        &["src/clients.rs"],
+        &["src/net/mod.rs"],
+        &["src/same_function.rs", "src/struct_field.rs"],
+        &["src/callers.rs"],
+    ];
+    for files in subsets {
+        let mut args = vec!["--format", "concise"];
+        args.extend(files);
+        assert_eq!(stdout(&run(d, &args)), of(files), "{files:?}");
+    }
+    // A directory below the crate root is a subset too.
+    let net = stdout(&run(d, &["--format", "concise", "src/net"]));
+    assert_eq!(net, of(&["src/net/mod.rs", "src/net/retry.rs"]));
+    assert!(!net.is_empty());
+    // Only the named files count as checked.
+    let o = run(d, &["src/clients.rs"]);
+    assert!(stdout(&o).contains("in 1 file checked"), "{}", stdout(&o));
+}
+
+/// `--force-exclude` applies the configuration's `exclude` to named files and directories
+/// (ruff's flag, which its pre-commit hook passes); without it a named file is linted.
+#[test]
+fn force_exclude_applies_the_exclusions_to_named_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("src/gen")).unwrap();
+    std::fs::write(
+        d.join("timeoutlint.toml"),
+        "exclude = [\"src/gen/**\", \"*.pb.rs\"]\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("src/gen/a.rs"), BUGGY).unwrap();
+    std::fs::write(d.join("src/b.pb.rs"), BUGGY).unwrap();
+    std::fs::write(d.join("src/c.rs"), BUGGY).unwrap();
+    let named = [
+        "src/gen/a.rs",
+        "src/b.pb.rs",
+        "src/c.rs",
+        "--format",
+        "concise",
+    ];
+    let o = run(d, &named);
+    assert_eq!(stdout(&o).lines().count(), 3, "{}", stdout(&o));
+    let mut forced = named.to_vec();
+    forced.push("--force-exclude");
+    let o = run(d, &forced);
+    assert_eq!(
+        stdout(&o),
+        "src/c.rs:4:9: blocking-sleep-in-async: `std::thread::sleep` blocks the async executor thread\n"
+    );
+    assert_eq!(
+        run(d, &["src/gen", "--force-exclude"]).status.code(),
+        Some(0)
+    );
+    // A buffer named into an excluded path is not linted; under --fix it comes back as is.
+    let o = run_stdin(
+        d,
+        &[
+            "-",
+            "--stdin-filename",
+            "src/gen/new.rs",
+            "--force-exclude",
+            "--fix",
+        ],
+        BUGGY,
+    );
+    assert_eq!((o.status.code(), stdout(&o).as_str()), (Some(0), BUGGY));
+    let o = run_stdin(d, &["-", "--stdin-filename", "src/gen/new.rs"], BUGGY);
+    assert_eq!(o.status.code(), Some(1));
+}
+
+/// clippy's and ruff's habits: `check` before the paths, `explain NAME`, `--quiet`, the rule
+/// table as JSON, the fixable hint, cargo's other `--message-format` spellings, a run that
+/// finds nothing to lint, and the formats listed for a bad `--output`.
+#[test]
+fn habits_from_clippy_and_ruff() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("bug.rs"), BUGGY).unwrap();
+    let stderr = |o: &Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    // `check` is the default command; `check rules` lints the directory `rules`.
+    let plain = run(d, &["--format", "concise", "."]);
+    let check = run(d, &["check", "--format", "concise", "."]);
+    assert_eq!(
+        (check.status.code(), stdout(&check)),
+        (Some(1), stdout(&plain))
+    );
+    std::fs::create_dir(d.join("rules")).unwrap();
+    std::fs::write(d.join("rules/r.rs"), BUGGY).unwrap();
+    let o = run(d, &["check", "rules", "--format", "concise"]);
+    assert!(stdout(&o).starts_with("rules/r.rs:4:9:"), "{}", stdout(&o));
+    // `explain` is `rule`, with the same did-you-mean.
+    let o = run(d, &["explain", "unbounded-retry"]);
+    assert!(stdout(&o).starts_with("# unbounded-retry"));
+    let o = run(d, &["explain", "unbounded-retyr"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("did you mean `unbounded-retry`"));
+    // The human summary counts what `--fix` and `--unsafe-fixes` would fix.
+    let o = run(d, &["bug.rs"]);
+    assert!(
+        stdout(&o).ends_with(
+            "1 finding in 1 file checked\n1 fixable with `--fix --unsafe-fixes` (review them)\n"
+        ),
+        "{}",
+        stdout(&o)
+    );
+    // `--quiet`: the findings only.
+    let o = run(d, &["-q", "bug.rs"]);
+    assert!(stdout(&o).starts_with("warning[blocking-sleep-in-async]"));
+    assert!(!stdout(&o).contains("checked") && !stdout(&o).contains("fixable"));
+    // The rule table as JSON.
+    let o = run(d, &["rules", "--format", "json"]);
+    let rules: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rules = rules.as_array().unwrap();
+    assert_eq!(rules.len(), timeoutlint::rules::ALL.len());
+    assert_eq!(rules[0]["name"], "unbounded-retry");
+    assert!(rules[0]["default"].is_boolean() && rules[0]["url"].is_string());
+    // cargo's spellings: `short` is concise, the JSON ones change only `rendered`.
+    let o = run(d, &["bug.rs", "--message-format", "short"]);
+    assert_eq!(
+        stdout(&o),
+        stdout(&run(d, &["bug.rs", "--format", "concise"]))
+    );
+    let rendered = |fmt: &str| -> String {
+        let o = run(d, &["bug.rs", "--message-format", fmt]);
+        let line: serde_json::Value =
+            serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
+        // Outside a cargo package the diagnostic comes bare, without cargo's envelope.
+        line["rendered"].as_str().unwrap().to_string()
+    };
+    assert!(rendered("json").contains(" --> bug.rs:4:9\n"));
+    assert_eq!(
+        rendered("json-diagnostic-short"),
+        "bug.rs:4:9: warning[blocking-sleep-in-async]: `std::thread::sleep` blocks the async executor thread\n"
+    );
+    let ansi = rendered("json,json-diagnostic-rendered-ansi");
+    assert!(
+        ansi.contains("\u{1b}[") && ansi.contains("bug.rs:4:9"),
+        "{ansi}"
+    );
+    let o = run(
+        d,
+        &["bug.rs", "--message-format", "json-render-diagnostics"],
+    );
+    assert!(stdout(&o).starts_with("warning[blocking-sleep-in-async]"));
+    // Nothing to lint is said, and is not a failure.
+    std::fs::create_dir(d.join("empty")).unwrap();
+    let o = run(d, &["empty"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("no Rust files found"), "{}", stderr(&o));
+    assert!(!stderr(&run(d, &["-q", "empty"])).contains("no Rust files"));
+    // A bad `--output` lists the formats.
+    let o = run(d, &["--output", "bogus=x"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("unknown format `bogus`; the formats are human, concise, json"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// A file the prefilter leaves unparsed is not counted as checked: it may not even parse.
+#[test]
+fn files_skipped_by_the_prefilter_are_not_counted_as_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("bug.rs"), BUGGY).unwrap();
+    // Nothing here is what a rule looks for, and it does not parse.
+    std::fs::write(d.join("broken.rs"), "fn f( {\n").unwrap();
+    let o = run(d, &["--isolated"]);
+    assert!(
+        stdout(&o).contains("1 finding in 1 file checked, 1 more skipped unparsed"),
+        "{}",
+        stdout(&o)
+    );
+    let o = run(d, &["--isolated", "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["summary"]["files_checked"], 1);
+    assert_eq!(doc["summary"]["files_skipped"], 1);
+}
+
+/// The `tokio::time::sleep` fix follows the crate's manifest: `MachineApplicable` (and applied
+/// by `--fix`) only when the crate's tokio has `time` (or `full`); without it the fix says so,
+/// is `MaybeIncorrect`, and `--fix` leaves the file alone.
+#[test]
+fn the_tokio_sleep_fix_follows_the_crates_tokio_features() {
+    const ASYNC: &str = "async fn f() {\n    tokio::task::yield_now().await;\n    std::thread::sleep(std::time::Duration::from_secs(1));\n}\n";
+    let fix_of = |features: &str| -> (serde_json::Value, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(
+            d.join("Cargo.toml"),
+            format!("[package]\nname = \"x\"\nversion = \"0.1.0\"\n\n[dependencies]\ntokio = {{ version = \"1\", features = [{features}] }}\n"),
+        )
+        .unwrap();
+        std::fs::create_dir(d.join("src")).unwrap();
+        std::fs::write(d.join("src/lib.rs"), ASYNC).unwrap();
+        let o = run(d, &["--format", "json"]);
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let fix = doc["diagnostics"][0]["fix"].clone();
+        run(d, &["--fix", "--allow-dirty"]);
+        (fix, std::fs::read_to_string(d.join("src/lib.rs")).unwrap())
+    };
+    for features in ["\"rt\", \"time\"", "\"full\""] {
+        let (fix, after) = fix_of(features);
+        assert_eq!(fix["applicability"], "MachineApplicable", "{features}");
+        assert!(after.contains("tokio::time::sleep(std::time::Duration::from_secs(1)).await"));
+    }
+    // opendal's tokio: `sync` and `io-util` only.
+    let (fix, after) = fix_of("\"sync\", \"io-util\"");
+    assert_eq!(fix["applicability"], "MaybeIncorrect");
+    assert!(
+        fix["title"].as_str().unwrap().contains("no `time` feature"),
+        "{fix}"
+    );
+    assert_eq!(after, ASYNC, "--fix must not apply it");
+}

@@ -36,11 +36,24 @@ fn render(format: &str, report: &Report) -> String {
         "sarif" => emit::sarif::render(report),
         "github" => emit::github::render(report),
         "cargo-json" => emit::rustc_json::render(report, &crates()),
+        "gitlab" => emit::gitlab::render(report),
+        "junit" => emit::junit::render(report),
+        "rdjson" => emit::rdjson::render(report),
         _ => unreachable!("{format}"),
     }
 }
 
-const FORMATS: [&str; 6] = ["human", "concise", "json", "sarif", "github", "cargo-json"];
+const FORMATS: [&str; 9] = [
+    "human",
+    "concise",
+    "json",
+    "sarif",
+    "github",
+    "cargo-json",
+    "gitlab",
+    "junit",
+    "rdjson",
+];
 
 fn rule(name: &str) -> &'static Rule {
     rules::by_name(name).unwrap()
@@ -161,6 +174,7 @@ fn sample() -> Report {
             },
         ],
         files_checked: 4,
+        files_skipped: 0,
         rules: rules::ALL.to_vec(),
     }
 }
@@ -696,6 +710,7 @@ fn github_annotations_put_errors_first_and_say_what_was_left_out() {
         files: vec![(file, diags)],
         errors: Vec::new(),
         files_checked: 1,
+        files_skipped: 0,
         rules: rules::ALL.to_vec(),
     };
     let out = render("github", &report);
@@ -791,6 +806,7 @@ fn sarif_stops_at_githubs_result_limit_and_says_so() {
         files: vec![(file, diags)],
         errors: Vec::new(),
         files_checked: 1,
+        files_skipped: 0,
         rules: rules::ALL.to_vec(),
     };
     let sarif: Value = serde_json::from_str(&render("sarif", &report)).unwrap();
@@ -805,4 +821,179 @@ fn sarif_stops_at_githubs_result_limit_and_says_so() {
         .as_str()
         .unwrap()
         .starts_with("1 finding was left out"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// GitLab Code Quality, JUnit, reviewdog
+
+/// GitLab drops an entry without `description`, `check_name`, `fingerprint`, `severity` (one of
+/// its five) or `location.path` and `location.lines.begin`, and merges entries with the same
+/// fingerprint: each must be unique, and must not move when lines are added above.
+#[test]
+fn gitlab_code_quality_has_the_fields_gitlab_requires() {
+    let report = sample();
+    let doc: Value = serde_json::from_str(&render("gitlab", &report)).unwrap();
+    let entries = doc.as_array().unwrap();
+    assert_eq!(entries.len(), report.finding_count() + report.errors.len());
+    let mut prints = HashSet::new();
+    for e in entries {
+        assert!(
+            e["description"].as_str().is_some_and(|d| !d.is_empty()),
+            "{e}"
+        );
+        assert!(e["check_name"].is_string(), "{e}");
+        assert!(
+            ["info", "minor", "major", "critical", "blocker"]
+                .contains(&e["severity"].as_str().unwrap()),
+            "{e}"
+        );
+        assert!(e["location"]["path"].is_string());
+        assert!(e["location"]["lines"]["begin"].as_u64().unwrap() >= 1);
+        assert!(prints.insert(e["fingerprint"].as_str().unwrap().to_string()));
+    }
+    let unicode = entries
+        .iter()
+        .find(|e| e["location"]["path"] == "src/unicode.rs")
+        .unwrap();
+    assert_eq!(unicode["location"]["lines"]["begin"], 2);
+    assert_eq!(unicode["check_name"], "blocking-sleep-in-async");
+    // Lines added above a finding change its line, not its fingerprint.
+    let mut moved = sample();
+    for (file, diags) in &mut moved.files {
+        let shift = "// a comment above\n";
+        *file = SourceFile::new(file.path.clone(), format!("{shift}{}", file.text));
+        for d in diags {
+            d.primary = Span::new(d.primary.start + shift.len(), d.primary.end + shift.len());
+        }
+    }
+    let after: Value = serde_json::from_str(&render("gitlab", &moved)).unwrap();
+    for (a, b) in entries.iter().zip(after.as_array().unwrap()) {
+        assert_eq!(a["fingerprint"], b["fingerprint"]);
+    }
+}
+
+/// `JUnit`: well-formed XML (parsed by a real parser) with the counts CI views read, one failing
+/// case per finding, one erroring case per file error, and one passing case for a clean run.
+#[test]
+fn junit_is_well_formed_with_a_case_per_finding() {
+    use quick_xml::events::Event;
+    fn parse(xml: &str) -> Vec<(String, BTreeMap<String, String>)> {
+        let mut reader = quick_xml::Reader::from_str(xml);
+        let mut out = Vec::new();
+        loop {
+            match reader.read_event().unwrap() {
+                Event::Start(e) | Event::Empty(e) => {
+                    let attrs = e
+                        .attributes()
+                        .map(|a| {
+                            let a = a.unwrap();
+                            (
+                                String::from_utf8(a.key.as_ref().to_vec()).unwrap(),
+                                a.unescape_value().unwrap().into_owned(),
+                            )
+                        })
+                        .collect();
+                    out.push((
+                        String::from_utf8(e.name().as_ref().to_vec()).unwrap(),
+                        attrs,
+                    ));
+                }
+                Event::Eof => break,
+                _ => {}
+            }
+        }
+        out
+    }
+    let mut report = sample();
+    // A control character (a hostile file name) must not make the XML invalid.
+    report.errors[0].message.push_str(" \u{1}<&>\"'");
+    let xml = render("junit", &report);
+    let elements = parse(&xml);
+    let count = |name: &str| elements.iter().filter(|(n, _)| n == name).count();
+    assert_eq!(
+        count("testcase"),
+        report.finding_count() + report.errors.len()
+    );
+    assert_eq!(count("failure"), report.finding_count());
+    assert_eq!(count("error"), report.errors.len());
+    let suite = &elements.iter().find(|(n, _)| n == "testsuite").unwrap().1;
+    assert_eq!(
+        suite["tests"],
+        (report.finding_count() + report.errors.len()).to_string()
+    );
+    assert_eq!(suite["failures"], report.finding_count().to_string());
+    let failure = &elements.iter().find(|(n, _)| n == "failure").unwrap().1;
+    assert_eq!(failure["message"], report.files[0].1[0].message);
+    assert_eq!(failure["type"], report.files[0].1[0].rule.name);
+    let error = &elements.iter().find(|(n, _)| n == "error").unwrap().1;
+    assert!(
+        error["message"].ends_with(" \u{fffd}<&>\"'"),
+        "{}",
+        error["message"]
+    );
+    // A clean run is one passing case.
+    let clean = Report {
+        files: Vec::new(),
+        errors: Vec::new(),
+        files_checked: 3,
+        files_skipped: 0,
+        rules: rules::ALL.to_vec(),
+    };
+    let elements = parse(&render("junit", &clean));
+    assert_eq!(elements.iter().filter(|(n, _)| n == "testcase").count(), 1);
+    assert!(!elements.iter().any(|(n, _)| n == "failure" || n == "error"));
+}
+
+/// reviewdog: `diagnostics` with a message, a path and a range in its units (1-based columns
+/// counted in UTF-8 bytes, the end exclusive), the rule as `code`, and each fix without
+/// placeholders as one suggestion that makes the text the fix makes.
+#[test]
+fn rdjson_has_reviewdogs_positions_and_suggestions() {
+    let report = sample();
+    let doc: Value = serde_json::from_str(&render("rdjson", &report)).unwrap();
+    assert_eq!(doc["source"]["name"], "timeoutlint");
+    let diags = doc["diagnostics"].as_array().unwrap();
+    assert_eq!(diags.len(), report.finding_count() + report.errors.len());
+    for d in diags {
+        assert!(d["message"].is_string() && d["location"]["path"].is_string());
+        assert!(["ERROR", "WARNING", "INFO"].contains(&d["severity"].as_str().unwrap()));
+    }
+    let unicode = diags
+        .iter()
+        .find(|d| d["location"]["path"] == "src/unicode.rs")
+        .unwrap();
+    let byte_col = UNICODE.find("std::thread").unwrap() - UNICODE.find("    let").unwrap() + 1;
+    let len = "std::thread::sleep(Duration::from_secs(1))".len();
+    assert_eq!(
+        unicode["location"]["range"]["start"],
+        serde_json::json!({"line": 2, "column": byte_col})
+    );
+    assert_eq!(
+        unicode["location"]["range"]["end"],
+        serde_json::json!({"line": 2, "column": byte_col + len})
+    );
+    assert_eq!(unicode["code"]["value"], "blocking-sleep-in-async");
+    // Every suggestion, applied at its range, makes the text the fix makes.
+    let mut suggested = 0;
+    for ((file, d), v) in report.findings().zip(diags) {
+        let fix = d.fix.as_ref().unwrap();
+        let Some(s) = v["suggestions"].as_array() else {
+            assert_eq!(fix.applicability, Applicability::HasPlaceholders);
+            continue;
+        };
+        let at = |p: &Value| {
+            let line = usize::try_from(p["line"].as_u64().unwrap()).unwrap();
+            let col = usize::try_from(p["column"].as_u64().unwrap()).unwrap();
+            file.line_span(line - 1).start + col - 1
+        };
+        let r = &s[0]["range"];
+        let mut text = file.text.clone();
+        text.replace_range(
+            at(&r["start"])..at(&r["end"]),
+            s[0]["text"].as_str().unwrap(),
+        );
+        assert_eq!(text, timeoutlint::fix::apply(&file.text, &[fix]));
+        suggested += 1;
+    }
+    assert_eq!(suggested, 2, "the sample's two fixes without placeholders");
 }

@@ -166,12 +166,7 @@ fn fixes_are_not_written_over_an_edit_or_a_deletion_made_during_the_run() {
     // being worked out: the rounds lint the fixed texts from the overlay.
     std::fs::write(d.join("a.rs"), edited).unwrap();
     std::fs::remove_file(d.join("b.rs")).unwrap();
-    let lint_run = timeoutlint::driver::Run {
-        paths: &paths,
-        excludes: &[],
-        config: &config,
-        threads: 2,
-    };
+    let lint_run = timeoutlint::driver::Run::new(&paths, &[], &config, 2);
     let mut out = Vec::new();
     let Ok(Outcome::Fixed(report)) = fix_run(&fix_args(), &lint_run, first, &mut out) else {
         panic!("--fix reports what is left");
@@ -259,8 +254,20 @@ fn fix_applies_only_what_the_crate_run_reports() {
             fetch
         );
     }
-    // Alone, the file is its own crate: the finding and its rewrite are real.
+    // Named alone, the file still gets its crate's findings (the crate's other files are read
+    // for context): nothing to fix either.
     let o = run(d, &["--diff", "--unsafe-fixes", "src/fetch.rs"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    // As its own crate (`--no-index`), the finding and its rewrite are real.
+    let o = run(
+        d,
+        &["--diff", "--unsafe-fixes", "--no-index", "src/fetch.rs"],
+    );
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stdout).contains("RetryPolicy"));
 }

@@ -111,6 +111,7 @@ pub fn human_files(files: Vec<(SourceFile, Vec<Diagnostic>)>, rules: &[&'static 
         files: files.into_iter().filter(|(_, d)| !d.is_empty()).collect(),
         errors: Vec::new(),
         files_checked: n,
+        files_skipped: 0,
         rules: rules.to_vec(),
     };
     emit::human::render(&report, false)
@@ -122,6 +123,7 @@ pub fn human(src: SourceFile, diags: Vec<Diagnostic>, rules: &[&'static Rule]) -
         files: vec![(src, diags)],
         errors: Vec::new(),
         files_checked: 1,
+        files_skipped: 0,
         rules: rules.to_vec(),
     };
     emit::human::render(&report, false)
