@@ -104,10 +104,18 @@ while :; do
   # A wall-clock timeout: the input again, alone, under a CPU-time limit (the kernel ends it
   # with SIGXCPU past $hang_cpu CPU-seconds) and without libFuzzer's wall-clock one.
   again=0
-  TIMEFORMAT='%U %S'
-  cpu="$( { time (ulimit -t "$hang_cpu"; exec "$bin" -timeout=0 -runs=1 "$input" \
-    >>"$log" 2>&1); } 2>&1 )" || again=$?
-  cpu="$(echo "$cpu" | awk '{ printf "%.2f", $1 + $2 }')"
+  cpu="$(python3 - "$hang_cpu" "$log" "$bin" -timeout=0 -runs=1 "$input" <<'PY'
+import resource, subprocess, sys
+limit, log, cmd = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+def cap():  # soft limit only: SIGXCPU, not the SIGKILL of a hard one
+    resource.setrlimit(resource.RLIMIT_CPU, (limit, resource.RLIM_INFINITY))
+with open(log, "a") as out:
+    code = subprocess.run(cmd, preexec_fn=cap, stdout=out, stderr=subprocess.STDOUT).returncode
+used = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(f"{used.ru_utime + used.ru_stime:.2f}")
+sys.exit(code if code >= 0 else 128 - code)
+PY
+)" || again=$?
   if [ "$again" -eq $((128 + 24)) ]; then
     fail "$status" "$input" "a hang (still running after ${hang_cpu} CPU-seconds alone)"
   elif [ "$again" -ne 0 ]; then
