@@ -121,7 +121,7 @@ PY
   elif [ "$again" -ne 0 ]; then
     fail "$again" "$input" "an input that timed out, then failed alone (exit $again after $cpu CPU-seconds)"
   fi
-  echo "fuzz: $(basename "$input") passed libFuzzer's 10 s wall-clock limit but takes $cpu CPU-seconds alone: the machine's load, not a hang; set aside in $aside"
+  echo "fuzz: $(basename "$input") went past libFuzzer's 10 s wall-clock limit but takes $cpu CPU-seconds alone: the machine's load, not a hang; set aside in $aside"
   mv "$input" "$aside/"
   set_aside=$((set_aside + 1))
   # Three in one run means the machine leaves us almost no CPU: say so rather than go on.
