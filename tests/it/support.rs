@@ -192,12 +192,14 @@ pub fn doc_blocks(doc: &str, heading: &str) -> Vec<String> {
 /// One file through what a directory run does with it: the per-file pass (prefilter and
 /// masking on, every rule), suppressions and configuration, then the human rendering of its
 /// findings. Runs on a thread with the CLI workers' stack, as the CLI does. Returns the number
-/// of findings and whether the file could be analysed.
-pub fn lint_as_cli(text: &str) -> (usize, bool) {
+/// of findings, whether the file could be analysed, and the CPU time the worker thread spent
+/// (where the platform tells it, see [`thread_cpu_time`]).
+pub fn lint_as_cli(text: &str) -> (usize, bool, Option<std::time::Duration>) {
     let text = text.to_string();
     std::thread::Builder::new()
         .stack_size(timeoutlint::parse::WORKER_STACK)
         .spawn(move || {
+            let before = thread_cpu_time();
             let c = config(&[], true);
             let src = SourceFile::new("src/big.rs", text);
             let mut r = timeoutlint::lint::lint_per_file(&src, &c);
@@ -205,9 +207,21 @@ pub fn lint_as_cli(text: &str) -> (usize, bool) {
             let n = r.diagnostics.len();
             let ok = r.error.is_none();
             let _ = human(src, r.diagnostics, rules::ALL);
-            (n, ok)
+            let cpu = before
+                .zip(thread_cpu_time())
+                .map(|(a, b)| b.saturating_sub(a));
+            (n, ok, cpu)
         })
         .expect("a worker thread starts")
         .join()
         .expect("no panic")
+}
+
+/// The CPU time the calling thread has run, from Linux's `/proc/thread-self/schedstat` (its
+/// first field, in nanoseconds); `None` elsewhere. Unlike the wall clock, it does not grow
+/// while other processes hold the cores.
+pub fn thread_cpu_time() -> Option<std::time::Duration> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns = stat.split_whitespace().next()?.parse().ok()?;
+    Some(std::time::Duration::from_nanos(ns))
 }
