@@ -11,6 +11,7 @@ use std::sync::Mutex;
 
 use crate::analysis::clients::ClientSummary;
 use crate::analysis::index::CrateIndex;
+use crate::analysis::wrappers::Wrapper;
 use crate::base::diagnostic::FileError;
 use crate::base::source::SourceFile;
 use crate::emit::Report;
@@ -104,7 +105,8 @@ pub fn lint_paths_reading(
             DONE.fetch_add(1, Ordering::Relaxed);
             out
         });
-    if config.crate_rules() {
+    // The crate join also brings in the crate's own retry wrappers, whatever rules run.
+    if config.crate_rules() || results.iter().any(|r| !r.1.wrappers.is_empty()) {
         join_crates(&files, &mut results, config, threads, &mut errors, read);
     }
     let mut out = Vec::new();
@@ -241,6 +243,13 @@ fn join_crates(
     // One crate at a time, its files in parallel: only one crate's summaries are ever held.
     for crate_files in crates.values() {
         let hashes: Vec<Option<u64>> = crate_files.iter().map(|&i| results[i].2).collect();
+        // The crate's retry wrappers: a file that names one is linted again with them known
+        // (its calls are retry sites), and gives its summary from that same parse.
+        let known: Vec<Wrapper> = crate_files
+            .iter()
+            .flat_map(|&i| results[i].1.wrappers.iter().cloned())
+            .collect();
+        let relinted: Mutex<Vec<(usize, SourceFile, FileReport)>> = Mutex::new(Vec::new());
         // An error says whether the file changed since pass 1 (`true`).
         let summaries: Vec<Result<Option<ClientSummary>, (FileError, bool)>> =
             parallel(crate_files.len(), threads, errors, |m| {
@@ -253,8 +262,36 @@ fn join_crates(
                     return Err((changed_during_run(path), true));
                 }
                 let src = SourceFile::new(walk::display(path), text).with_real_path(path.clone());
+                if known.iter().any(|w| src.text.contains(w.name.as_str())) {
+                    let (report, summary) =
+                        lint::relint_with_wrappers(&src, config, &known).map_err(|e| (e, false))?;
+                    relinted
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .push((crate_files[m], src, report));
+                    return Ok(summary.filter(|_| config.crate_rules()));
+                }
+                if !config.crate_rules() {
+                    return Ok(None);
+                }
                 lint::summarize_whole(&src, config).map_err(|e| (e, false))
             });
+        // The new findings replace pass one's (the same rules over the whole text, plus the
+        // wrapper calls' sites).
+        for (i, src, report) in relinted
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        {
+            let (held, old, _) = &mut results[i];
+            old.diagnostics = report.diagnostics;
+            old.has_sites = report.has_sites;
+            if held.is_none() && !old.diagnostics.is_empty() {
+                *held = Some(src);
+            }
+        }
+        if !config.crate_rules() {
+            continue;
+        }
         let mut by_file: std::collections::HashMap<usize, ClientSummary> =
             std::collections::HashMap::new();
         for (&i, summary) in crate_files.iter().zip(summaries) {
