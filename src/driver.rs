@@ -30,6 +30,7 @@ use std::sync::Mutex;
 
 use crate::analysis::clients::ClientSummary;
 use crate::analysis::index::CrateIndex;
+use crate::analysis::wrappers::Wrapper;
 use crate::base::diagnostic::{Diagnostic, FileError};
 use crate::base::source::SourceFile;
 use crate::emit::Report;
@@ -371,7 +372,8 @@ fn run(
             DONE.fetch_add(1, Ordering::Relaxed);
             out
         });
-    if config.crate_rules() {
+    // The crate join also brings in the crate's own retry wrappers, whatever rules run.
+    if config.crate_rules() || results.iter().any(|r| !r.1.wrappers.is_empty()) {
         join_crates(
             &files,
             &mut results,
@@ -531,6 +533,13 @@ fn join_crates(
     // One crate at a time, its files in parallel: only one crate's summaries are ever held.
     for crate_files in crates.values() {
         let hashes: Vec<Option<u64>> = crate_files.iter().map(|&i| results[i].2).collect();
+        // The crate's retry wrappers: a file that names one is linted again with them known
+        // (its calls are retry sites), and gives its summary from that same parse.
+        let known: Vec<Wrapper> = crate_files
+            .iter()
+            .flat_map(|&i| results[i].1.wrappers.iter().cloned())
+            .collect();
+        let relinted: Mutex<Vec<(usize, SourceFile, FileReport)>> = Mutex::new(Vec::new());
         let summaries: Vec<Summary> = parallel(crate_files.len(), threads, errors, |m| {
             let path = &files[crate_files[m]];
             let parsed_before = parse::parses_here();
@@ -540,9 +549,24 @@ fn join_crates(
                 (Ok(text), Some(hash)) if text_hash(&text) == hash => {
                     let src =
                         SourceFile::new(walk::display(path), text).with_real_path(path.clone());
-                    lint::summarize_whole(&src, config)
-                        .map(|s| s.map(|s| (s, src)))
-                        .map_err(|e| (e, false))
+                    if known.iter().any(|w| src.text.contains(w.name.as_str())) {
+                        match lint::relint_with_wrappers(&src, config, &known) {
+                            Ok((report, summary)) => {
+                                relinted
+                                    .lock()
+                                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                                    .push((crate_files[m], src.clone(), report));
+                                Ok(summary.filter(|_| config.crate_rules()).map(|s| (s, src)))
+                            }
+                            Err(e) => Err((e, false)),
+                        }
+                    } else if config.crate_rules() {
+                        lint::summarize_whole(&src, config)
+                            .map(|s| s.map(|s| (s, src)))
+                            .map_err(|e| (e, false))
+                    } else {
+                        Ok(None)
+                    }
                 }
                 (Ok(_), Some(_)) => Err((changed_during_run(path), true)),
                 _ => Ok(None),
@@ -551,6 +575,22 @@ fn join_crates(
             Tally::add(tally, Pass::Join, path, 1, parses);
             summary
         });
+        // The new findings replace pass one's (the same rules over the whole text, plus the
+        // wrapper calls' sites).
+        for (i, src, report) in relinted
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        {
+            let (held, old, _) = &mut results[i];
+            old.diagnostics = report.diagnostics;
+            old.has_sites = report.has_sites;
+            if held.is_none() && !old.diagnostics.is_empty() {
+                *held = Some(src);
+            }
+        }
+        if !config.crate_rules() {
+            continue;
+        }
         let mut by_file: std::collections::HashMap<usize, ClientSummary> =
             std::collections::HashMap::new();
         // The texts of the files with a summary, the only ones that can hold a crate finding.

@@ -19,6 +19,7 @@ use crate::analysis;
 use crate::analysis::clients::{self, ClientSummary};
 use crate::analysis::index::CrateIndex;
 use crate::analysis::test_code;
+use crate::analysis::wrappers::Wrapper;
 use crate::base::apis::Apis;
 use crate::base::diagnostic::{Diagnostic, FileError};
 use crate::base::source::{SourceFile, Span};
@@ -140,6 +141,9 @@ pub struct FileReport {
     /// The test items stripped before the analysis ran: a suppression comment there is not
     /// judged either ([`finish`]).
     pub test_code: Vec<Span>,
+    /// The retry wrappers the file defines, with their module set ([`analysis::wrappers`]): the
+    /// driver lints the crate's files that call one again with them known.
+    pub wrappers: Vec<Wrapper>,
 }
 
 /// Which pass is running.
@@ -287,7 +291,27 @@ fn lint_parsed(src: &SourceFile, config: &Config, pass: Pass) -> FileReport {
         }
     };
     let tests = strip_tests(&mut ast, src, config);
-    let facts = analysis::analyze(&ast, src, &config.apis);
+    let mut facts = analysis::analyze(&ast, src, &config.apis);
+    let wrappers = placed(src, std::mem::take(&mut facts.wrappers));
+    // Alone, the file is its own crate: its calls of its own wrappers are retry sites. The
+    // masking kept only what the rules' words reach, which a wrapper's callers may not be.
+    if pass == Pass::Alone && !wrappers.is_empty() {
+        if masked.is_some() {
+            match parse::parse_text(src, &src.text) {
+                Ok(whole) => {
+                    ast = whole;
+                    strip_tests(&mut ast, src, config);
+                }
+                Err(e) => {
+                    return FileReport {
+                        error: Some(e),
+                        ..FileReport::default()
+                    }
+                }
+            }
+        }
+        facts = analysis::analyze_with(&ast, src, &config.apis, &wrappers);
+    }
     let cx = Context {
         src,
         ast: &ast,
@@ -314,7 +338,60 @@ fn lint_parsed(src: &SourceFile, config: &Config, pass: Pass) -> FileReport {
         parsed: true,
         has_sites: !facts.sites.is_empty(),
         test_code: tests,
+        wrappers,
     }
+}
+
+/// Wrappers found in `src`, with the module and file that name them.
+fn placed(src: &SourceFile, mut wrappers: Vec<Wrapper>) -> Vec<Wrapper> {
+    for w in &mut wrappers {
+        w.module = Some(analysis::wrappers::module_of_path(&src.path));
+        w.file = Some(src.path.clone());
+    }
+    wrappers
+}
+
+/// A file of a crate whose retry wrappers (`known`, from every file's pass one) it may call,
+/// linted again whole with them known: its per-file findings (as [`lint_per_file`]'s, which
+/// they replace) and its crate-index summary (as [`summarize_whole`]'s), from one parse.
+pub fn relint_with_wrappers(
+    src: &SourceFile,
+    config: &Config,
+    known: &[Wrapper],
+) -> Result<(FileReport, Option<ClientSummary>), FileError> {
+    if is_test_file(src, config) {
+        return Ok((FileReport::default(), None));
+    }
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        let mut ast = parse::parse_text(src, &src.text)?;
+        let tests = strip_tests(&mut ast, src, config);
+        let mut facts = analysis::analyze_with(&ast, src, &config.apis, known);
+        let wrappers = placed(src, std::mem::take(&mut facts.wrappers));
+        let cx = Context {
+            src,
+            ast: &ast,
+            facts: &facts,
+            apis: &config.apis,
+        };
+        let diagnostics = rules::file_findings(&cx, &config.rules);
+        let summary = if config.words.may_match(&src.text, Groups::CRATE) {
+            let s = clients::summarize(&ast, src, &config.apis, &facts);
+            (!s.is_empty()).then_some(s)
+        } else {
+            None
+        };
+        let report = FileReport {
+            diagnostics,
+            error: None,
+            parsed: true,
+            has_sites: !facts.sites.is_empty(),
+            test_code: tests,
+            wrappers,
+        };
+        Ok((report, summary))
+    }));
+    proc_macro2::extra::invalidate_current_thread_spans();
+    result.unwrap_or_else(|panic| Err(internal_error(src, &*panic)))
 }
 
 /// Is the whole file test code that this run leaves alone (`lint-tests` off)?

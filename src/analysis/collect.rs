@@ -15,6 +15,7 @@ use super::imports::path_segments;
 use super::macros::{known_macro_exprs, Role};
 use super::optional_cap::{self as opt, OptLocal};
 use super::words::{ident_words_of, words_of};
+use super::wrappers::{self, Wrapper};
 use super::{
     span_of, CancelSource, Cap, Deadline, Facts, FnKind, Function, Imports, RetrySite, SiteKind,
     Sleep,
@@ -92,7 +93,7 @@ const BLOCKING_SPAWNERS: &[&str] = &["spawn_blocking", "block_in_place"];
 /// Macros that leave the enclosing function.
 pub(super) const EXIT_MACROS: &[&str] = &["bail", "panic", "unreachable", "todo", "unimplemented"];
 
-pub(super) fn run(file: &syn::File, src: &SourceFile, apis: &Apis) -> Facts {
+pub(super) fn run(file: &syn::File, src: &SourceFile, apis: &Apis, known: &[Wrapper]) -> Facts {
     let imports = Imports::collect(file);
     let cancel_fields = struct_cancel_fields(file, apis, src);
     let mut c = Collector {
@@ -111,6 +112,8 @@ pub(super) fn run(file: &syn::File, src: &SourceFile, apis: &Apis) -> Facts {
         single_stmt: HashMap::new(),
         awaited: HashSet::new(),
         opt_locals: HashMap::new(),
+        known,
+        callables: HashMap::new(),
     };
     c.visit_file(file);
     let mut facts = c.facts;
@@ -139,6 +142,12 @@ struct Collector<'a> {
     awaited: HashSet<usize>,
     /// Per function: locals bound from an optional attempt cap (`let unlimited = max.is_none()`).
     opt_locals: HashMap<usize, HashMap<String, OptLocal>>,
+    /// The crate's retry wrappers known so far (the driver's, from pass one): their calls are
+    /// retry sites ([`wrappers`]).
+    known: &'a [Wrapper],
+    /// Per item function: its callable parameters (name, argument position) and whether it
+    /// takes `self`, for finding the wrappers this file defines.
+    callables: HashMap<usize, (Vec<(String, usize)>, bool)>,
 }
 
 impl Collector<'_> {
@@ -227,8 +236,83 @@ impl Collector<'_> {
     ) {
         let span = self.span(node_span);
         let idx = self.push_fn(name, span, FnKind::Item, sig.asyncness.is_some());
+        let callables = wrappers::callable_params(sig);
+        if !callables.is_empty() {
+            self.callables
+                .insert(idx, (callables, wrappers::takes_self(sig)));
+        }
         self.params(idx, sig);
         self.note_single_stmt(idx, block);
+    }
+
+    /// `name` is a callable parameter of the innermost item function and the innermost retry
+    /// site (inside that function) repeats it: the function is a retry wrapper.
+    fn note_wrapper(&mut self, name: &str) {
+        let Some(&site) = self.site_stack.last() else {
+            return;
+        };
+        let Some(&f) = self
+            .fn_stack
+            .iter()
+            .rev()
+            .find(|&&f| self.facts.functions[f].kind == FnKind::Item)
+        else {
+            return;
+        };
+        let Some((params, method)) = self.callables.get(&f) else {
+            return;
+        };
+        let Some(&(_, param)) = params.iter().find(|(n, _)| n == name) else {
+            return;
+        };
+        let function = &self.facts.functions[f];
+        let s = &self.facts.sites[site];
+        if !function.span.contains(s.span) {
+            return;
+        }
+        let owner = self.impl_stack.last().filter(|t| !t.is_empty()).cloned();
+        if self
+            .facts
+            .wrappers
+            .iter()
+            .any(|w| w.name == function.name && w.owner == owner)
+        {
+            return;
+        }
+        self.facts.wrappers.push(Wrapper {
+            name: function.name.clone(),
+            owner,
+            method: *method,
+            param,
+            cap: s.cap.clone(),
+            deadline: s.deadline.is_some(),
+            checks_cancel: s.checks_cancel,
+            exits_on_failure: s.exits_on_failure,
+            refusals_only: false,
+            site: Some(s.span),
+            module: None,
+            file: None,
+        });
+    }
+
+    /// A call of one of the crate's retry wrappers: a retry site around the call, bounded the
+    /// way the wrapper's loop is (its sleeps are the wrapper's, reported there).
+    fn wrapper_site(&mut self, w: &Wrapper, anchor: Span, whole: Span) -> usize {
+        let deadline =
+            (w.deadline || self.deadline > 0 || self.raced > 0).then_some(Deadline::Outer);
+        self.add_site(RetrySite {
+            kind: SiteKind::Wrapper(w.display()),
+            anchor,
+            span: whole,
+            function: self.fn_stack.last().copied(),
+            cap: w.cap.clone(),
+            deadline,
+            checks_cancel: w.checks_cancel,
+            exits_on_failure: w.exits_on_failure,
+            sleeps: Vec::new(),
+            comparison_words: Vec::new(),
+            refusals_only: w.refusals_only,
+        })
     }
 
     fn sleep(&mut self, call: &syn::ExprCall, path: String, blocking: bool) {
@@ -326,6 +410,7 @@ impl Collector<'_> {
             exits_on_failure: false,
             sleeps: Vec::new(),
             comparison_words: Vec::new(),
+            refusals_only: false,
         });
         self.site_stack.push(s);
         true
@@ -382,10 +467,15 @@ impl Collector<'_> {
         }
         let mut header_words = header.map(words_of).unwrap_or_default();
         words.append(&mut header_words.clone());
-        let evidence = words
-            .iter()
-            .any(|w| w == "sleep" || self.apis.is_evidence(w));
-        if !evidence || !scan.failure_path() || scan.has_tick || scan.local_retry {
+        let retry_words = words.iter().any(|w| self.apis.is_evidence(w));
+        let evidence = retry_words || words.iter().any(|w| w == "sleep");
+        // Going round again after a failure is written three ways: `continue`, an `Err` or
+        // status test, or an exit the outcome decides (`if !transient(&r) { return r }`) with
+        // the body's end falling through to the next attempt. The third alone says nothing about
+        // a periodic loop, so it takes retry words (`attempt`, `retry`), not just a sleep.
+        let falls_through = scan.has_exit && scan.tail_exit.is_none() && retry_words;
+        if !evidence || !(scan.failure_path() || falls_through) || scan.has_tick || scan.local_retry
+        {
             return None;
         }
         let mut cap = match (&kind, header) {
@@ -432,7 +522,10 @@ impl Collector<'_> {
             (SiteKind::While, Some(cond)) => literal_cap(cond).unwrap_or(Cap::Symbolic),
             _ => Cap::None,
         };
-        if !scan.success_exit && kind == SiteKind::Loop {
+        // A loop that goes round only by falling through leaves with the attempt's outcome
+        // (`return result`), which is its success exit.
+        let outcome_exit = falls_through && !scan.failure_path();
+        if !scan.success_exit && !outcome_exit && kind == SiteKind::Loop {
             // A `loop` that never leaves on success is periodic work (a heartbeat, a poller, a
             // flusher that stops on shutdown), not a retry.
             return None;
@@ -490,6 +583,7 @@ impl Collector<'_> {
             exits_on_failure: scan.failure_exit,
             sleeps: Vec::new(),
             comparison_words: scan.comparisons.into_iter().map(|c| c.words).collect(),
+            refusals_only: false,
         };
         Some(self.add_site(site))
     }
@@ -514,6 +608,7 @@ impl Collector<'_> {
             exits_on_failure: false,
             sleeps: Vec::new(),
             comparison_words: Vec::new(),
+            refusals_only: false,
         })
     }
 
@@ -767,11 +862,37 @@ impl<'ast> Visit<'ast> for Collector<'_> {
     }
 
     fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+        let callee = match &*call.func {
+            Expr::Paren(p) => &*p.expr,
+            f => f,
+        };
+        if let Expr::Path(p) = callee {
+            if let Some(id) = p.path.get_ident() {
+                self.note_wrapper(&id.to_string());
+            }
+        }
         let Expr::Path(p) = &*call.func else {
             visit::visit_expr_call(self, call);
             return;
         };
         let segs = path_segments(&p.path);
+        if !self.known.is_empty() {
+            let impl_type = self.impl_stack.last().map(String::as_str);
+            if let Some(w) =
+                wrappers::for_path(self.known, &self.imports, &segs, impl_type, &self.src.path)
+            {
+                if call.args.len() > w.param {
+                    let w = w.clone();
+                    let anchor = self.span(call.func.span());
+                    let whole = self.span(call.span());
+                    let s = self.wrapper_site(&w, anchor, whole);
+                    self.site_stack.push(s);
+                    visit::visit_expr_call(self, call);
+                    self.site_stack.pop();
+                    return;
+                }
+            }
+        }
         let last = segs.last().cloned().unwrap_or_default();
         let candidates = self.resolve(&p.path);
         let local = segs.len() == 1 && self.imports.is_local(&last);
@@ -798,6 +919,14 @@ impl<'ast> Visit<'ast> for Collector<'_> {
                 let whole = self.span(call.span());
                 let s = self.combinator_site(rc.path, anchor, whole, strategy);
                 self.site_stack.push(s);
+                // A callable parameter handed to the combinator makes this function a wrapper.
+                for a in &call.args {
+                    if let Expr::Path(p) = a {
+                        if let Some(id) = p.path.get_ident() {
+                            self.note_wrapper(&id.to_string());
+                        }
+                    }
+                }
                 visit::visit_expr_call(self, call);
                 self.site_stack.pop();
                 return;
@@ -825,6 +954,22 @@ impl<'ast> Visit<'ast> for Collector<'_> {
                 if let Expr::Closure(c) = a {
                     let s = self.span(c.span());
                     self.blocking_closures.insert(s.start);
+                }
+            }
+        }
+        if !self.known.is_empty() {
+            let on_self = matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"));
+            let impl_type = self.impl_stack.last().map(String::as_str);
+            if let Some(w) = wrappers::for_method(self.known, &name, on_self, impl_type) {
+                if m.args.len() > w.param {
+                    let w = w.clone();
+                    let anchor = self.span(m.method.span());
+                    let whole = self.span(m.span());
+                    let s = self.wrapper_site(&w, anchor, whole);
+                    self.site_stack.push(s);
+                    visit::visit_expr_method_call(self, m);
+                    self.site_stack.pop();
+                    return;
                 }
             }
         }

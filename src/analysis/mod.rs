@@ -26,6 +26,7 @@ pub mod retry_after;
 mod shapes;
 mod status;
 pub mod test_code;
+pub mod wrappers;
 
 use std::collections::BTreeSet;
 
@@ -54,6 +55,8 @@ pub struct Facts {
     pub fixed_delays: Vec<FixedDelay>,
     /// Retry sites around a client that already retries.
     pub nested_retries: Vec<NestedRetry>,
+    /// Functions of this file that retry the callable they are given ([`wrappers`]).
+    pub wrappers: Vec<wrappers::Wrapper>,
 }
 
 /// A retry site whose operation goes through a client that retries by itself.
@@ -165,6 +168,10 @@ pub enum SiteKind {
     /// The `retry` method of a `tower::retry::Policy` impl: it decides whether to go again and
     /// returns the wait.
     Policy,
+    /// A call of one of the crate's own retry wrappers ([`wrappers`]), by how it is named
+    /// (`retry::retry`): it repeats its operation; the wrapper's loop holds the waits and the
+    /// bounds, and rules about those judge the loop, not each call.
+    Wrapper(String),
 }
 
 /// The attempt cap of a site.
@@ -218,6 +225,9 @@ pub struct RetrySite {
     pub sleeps: Vec<usize>,
     /// Words of every comparison inside the site (to tell whether a wait is capped).
     pub comparison_words: Vec<BTreeSet<String>>,
+    /// A wrapper call whose wrapper goes round only after failures where the request was never
+    /// applied (a refused connection, 429): re-sending a write there duplicates nothing.
+    pub refusals_only: bool,
 }
 
 /// One call of a known sleep.
@@ -354,8 +364,24 @@ pub(crate) fn visit_bounded<'ast, V: syn::visit::Visit<'ast>>(
 /// Compute the facts of one parsed file.
 #[must_use]
 pub fn analyze(file: &syn::File, src: &SourceFile, apis: &Apis) -> Facts {
-    let mut facts = sites(file, src, apis);
+    analyze_with(file, src, apis, &[])
+}
+
+/// [`analyze`], with the crate's retry wrappers known ([`wrappers`]): their calls are sites.
+#[must_use]
+pub fn analyze_with(
+    file: &syn::File,
+    src: &SourceFile,
+    apis: &Apis,
+    known: &[wrappers::Wrapper],
+) -> Facts {
+    let mut facts = sites_with(file, src, apis, known);
     facts.requests = requests::run(file, src, apis, &facts);
+    for w in &mut facts.wrappers {
+        w.refusals_only = w
+            .site
+            .is_some_and(|s| facts.requests.refusal_only_sites.contains(&s));
+    }
     facts.server_waits = retry_after::run(file, src, &facts);
     facts.status_retries = status::run(file, src, &facts);
     facts.fixed_delays = jitter::run(file, src, &facts);
@@ -366,7 +392,18 @@ pub fn analyze(file: &syn::File, src: &SourceFile, apis: &Apis) -> Facts {
 /// Only the retry-site model (sites, sleeps, functions, imports): all the crate index reads.
 #[must_use]
 pub fn sites(file: &syn::File, src: &SourceFile, apis: &Apis) -> Facts {
-    collect::run(file, src, apis)
+    sites_with(file, src, apis, &[])
+}
+
+/// [`sites`], with the crate's retry wrappers known.
+#[must_use]
+pub fn sites_with(
+    file: &syn::File,
+    src: &SourceFile,
+    apis: &Apis,
+    known: &[wrappers::Wrapper],
+) -> Facts {
+    collect::run(file, src, apis, known)
 }
 
 /// Convert a proc-macro2 span into a byte range of `src`.

@@ -44,7 +44,11 @@ pub(super) fn run(
     if !facts.sites.iter().any(|s| {
         matches!(
             s.kind,
-            SiteKind::Loop | SiteKind::While | SiteKind::For | SiteKind::Combinator(_)
+            SiteKind::Loop
+                | SiteKind::While
+                | SiteKind::For
+                | SiteKind::Combinator(_)
+                | SiteKind::Wrapper(_)
         )
     }) {
         return Vec::new();
@@ -64,7 +68,8 @@ pub(super) fn run(
         // Only a site that plainly retries (a combinator, or a loop that waits between
         // attempts) makes its function a retrying helper; a loop reading chunks until the end
         // does not.
-        let plain = matches!(s.kind, SiteKind::Combinator(_)) || !s.sleeps.is_empty();
+        let plain = matches!(s.kind, SiteKind::Combinator(_) | SiteKind::Wrapper(_))
+            || !s.sleeps.is_empty();
         if !plain {
             continue;
         }
@@ -79,7 +84,11 @@ pub(super) fn run(
         .filter(|(_, s)| {
             matches!(
                 s.kind,
-                SiteKind::Loop | SiteKind::While | SiteKind::For | SiteKind::Combinator(_)
+                SiteKind::Loop
+                    | SiteKind::While
+                    | SiteKind::For
+                    | SiteKind::Combinator(_)
+                    | SiteKind::Wrapper(_)
             )
         })
         .map(|(i, s)| ((s.span.start, s.span.end), i))
@@ -225,8 +234,13 @@ impl Sites<'_> {
     fn helper(&self, site: usize, uses: &Uses) -> Option<NestedRetry> {
         let own = item_of(self.facts, self.facts.sites[site].function)
             .map(|f| self.facts.functions[f].name.clone());
+        // A call of a wrapper is a site because it calls the wrapper: that is one layer.
+        let wrapper = match &self.facts.sites[site].kind {
+            SiteKind::Wrapper(w) => w.rsplit("::").next(),
+            _ => None,
+        };
         uses.calls.iter().find_map(|name| {
-            if own.as_deref() == Some(name.as_str()) {
+            if own.as_deref() == Some(name.as_str()) || wrapper == Some(name.as_str()) {
                 // Calling itself is recursion, not a second layer.
                 return None;
             }

@@ -36,6 +36,9 @@ pub struct Requests {
     pub writes: Vec<Write>,
     /// Bodies that a retry site sends again after the first attempt consumed them.
     pub replays: Vec<Replay>,
+    /// The loops of this file's retry wrappers that go round only after a refusal (a failure
+    /// where the request was never applied): their callers' writes are not duplicated.
+    pub refusal_only_sites: Vec<Span>,
 }
 
 /// A non-idempotent request inside a retry site's reach.
@@ -140,6 +143,12 @@ pub fn run(file: &syn::File, src: &SourceFile, apis: &Apis, facts: &Facts) -> Re
         scan: &scan,
         toks: &toks,
         regions: regions(facts, &scan, src),
+        refusal_wrappers: facts
+            .sites
+            .iter()
+            .filter(|s| s.refusals_only)
+            .map(|s| s.span)
+            .collect(),
     };
     let production = |s: &Span| !scan.test_code.iter().any(|t| t.contains(*s));
     Requests {
@@ -152,6 +161,12 @@ pub fn run(file: &syn::File, src: &SourceFile, apis: &Apis, facts: &Facts) -> Re
             .replays()
             .into_iter()
             .filter(|r| production(&r.span))
+            .collect(),
+        refusal_only_sites: facts
+            .wrappers
+            .iter()
+            .filter_map(|w| w.site)
+            .filter(|&s| cx.not_delivered_only(s))
             .collect(),
     }
 }
@@ -915,7 +930,7 @@ fn regions(facts: &Facts, scan: &Scan, src: &SourceFile) -> Vec<Region> {
             anchor: s.anchor,
             site: s.span,
         });
-        if matches!(s.kind, SiteKind::Combinator(_)) {
+        if matches!(s.kind, SiteKind::Combinator(_) | SiteKind::Wrapper(_)) {
             let text = src.slice(s.span);
             for (name, span, _) in &scan.closures {
                 if !s.span.contains(*span) && has_word(text, name) {
@@ -952,6 +967,8 @@ struct Resolve<'a> {
     scan: &'a Scan<'a>,
     toks: &'a [Tok],
     regions: Vec<Region>,
+    /// Spans of the wrapper-call sites whose wrapper re-sends only after a refusal.
+    refusal_wrappers: Vec<Span>,
 }
 
 impl Resolve<'_> {
@@ -1055,7 +1072,7 @@ impl Resolve<'_> {
             let mut gated = scopes.iter().any(|s| self.any_tok(*s, &req.method_gates));
             if matches!(via, Via::Site | Via::Helper(_)) {
                 let site = self.innermost(retry).map_or(region, |r| r.site);
-                gated |= self.not_delivered_only(site);
+                gated |= self.not_delivered_only(site) || self.refusal_wrappers.contains(&site);
             }
             let fresh = match via {
                 Via::Helper(_) => self

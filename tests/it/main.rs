@@ -19,3 +19,4 @@ mod safe_writes;
 mod scaling;
 mod support;
 mod test_code;
+mod wrappers;

@@ -1,0 +1,177 @@
+//! The crate's own retry wrappers across files: a helper in one module that retries the closure
+//! it is handed makes each call of it, in any module, a retry site of its own (issue 19: flow
+//! across functions), and the rules about what is repeated judge those calls while the rules
+//! about how it is repeated judge the helper's loop once.
+
+use std::path::{Path, PathBuf};
+
+use timeoutlint::base::apis::Apis;
+use timeoutlint::lint::Config;
+use timeoutlint::rules;
+
+fn write(dir: &Path, rel: &str, text: &str) {
+    let p = dir.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+/// `(file name, line, rule)` of every finding of a directory run over `dir`.
+fn findings(dir: &Path) -> Vec<(String, usize, String)> {
+    let defaults = rules::ALL
+        .iter()
+        .copied()
+        .filter(|r| r.default_enabled)
+        .collect();
+    let config = Config::new(defaults, Apis::builtin());
+    let report = timeoutlint::driver::lint_paths(&[PathBuf::from(dir)], &[], &config, 2);
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    let mut out: Vec<(String, usize, String)> = report
+        .findings()
+        .map(|(f, d)| {
+            let name = Path::new(&f.path)
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            (
+                name,
+                f.position(d.primary.start).line,
+                d.rule.name.to_string(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+const RETRY_RS: &str = r"use std::time::Duration;
+
+pub(crate) async fn retry<F, Fut>(attempts: u32, mut f: F) -> Result<reqwest::Response, reqwest::Error>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<reqwest::Response, reqwest::Error>>,
+{
+    let mut attempt = 0;
+    loop {
+        let result = f().await;
+        if !transient(&result) || attempt + 1 >= attempts {
+            return result;
+        }
+        attempt += 1;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+";
+
+const API_RS: &str = r#"use crate::retry;
+
+pub struct Api {
+    http: reqwest::Client,
+}
+
+impl Api {
+    pub async fn create(&self, body: String) -> Result<reqwest::Response, reqwest::Error> {
+        retry::retry(5, || {
+            self.http
+                .post("https://api.example.com/items")
+                .body(body.clone())
+                .send()
+        })
+        .await
+    }
+
+    pub async fn read(&self, id: u64) -> Result<reqwest::Response, reqwest::Error> {
+        retry::retry(5, || self.http.get(format!("https://api.example.com/items/{id}")).send()).await
+    }
+
+    // Another crate's `retry` of the same name is not the helper.
+    pub async fn other(&self) -> Result<reqwest::Response, reqwest::Error> {
+        backoff_like::retry(5, || self.http.post("https://api.example.com/x").send()).await
+    }
+}
+"#;
+
+#[test]
+fn calls_of_a_wrapper_in_another_module_are_retry_sites() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "Cargo.toml",
+        "[package]\nname = \"w\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    );
+    write(dir, "src/lib.rs", "mod api;\nmod retry;\n");
+    write(dir, "src/retry.rs", RETRY_RS);
+    write(dir, "src/api.rs", API_RS);
+    assert_eq!(
+        findings(dir),
+        vec![(
+            "api.rs".to_string(),
+            11,
+            "non-idempotent-retry-without-key".to_string()
+        )]
+    );
+    // Without the wrapper's file in the crate, nothing links the calls to a loop.
+    std::fs::remove_file(dir.join("src/retry.rs")).unwrap();
+    assert_eq!(findings(dir), vec![]);
+}
+
+#[test]
+fn an_unbounded_wrapper_is_reported_once_at_its_loop_and_methods_link_by_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "Cargo.toml",
+        "[package]\nname = \"w\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    );
+    write(dir, "src/lib.rs", "mod client;\nmod jobs;\n");
+    write(
+        dir,
+        "src/client.rs",
+        r#"pub struct Client { http: reqwest::Client }
+
+impl Client {
+    pub async fn with_backoff<F, Fut, T>(&self, op: F) -> T
+    where
+        F: Fn(reqwest::Client) -> Fut,
+        Fut: std::future::Future<Output = Result<T, reqwest::Error>>,
+    {
+        loop {
+            match op(self.http.clone()).await {
+                Ok(v) => return v,
+                Err(e) => {
+                    tracing::warn!("retrying: {e}");
+                    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                }
+            }
+        }
+    }
+}
+"#,
+    );
+    write(
+        dir,
+        "src/jobs.rs",
+        r#"pub async fn enqueue(client: &crate::client::Client, job: String) {
+    client
+        .with_backoff(|http| {
+            let job = job.clone();
+            async move { http.post("https://jobs.example.com/enqueue").body(job).send().await }
+        })
+        .await;
+}
+"#,
+    );
+    assert_eq!(
+        findings(dir),
+        vec![
+            ("client.rs".to_string(), 9, "unbounded-retry".to_string()),
+            (
+                "jobs.rs".to_string(),
+                5,
+                "non-idempotent-retry-without-key".to_string()
+            ),
+        ]
+    );
+}
