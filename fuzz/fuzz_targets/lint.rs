@@ -29,15 +29,15 @@ use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use timeoutlint::base::apis::Apis;
-use timeoutlint::edge::baseline;
 use timeoutlint::base::diagnostic::{Applicability, Diagnostic, FileError};
+use timeoutlint::base::source::SourceFile;
+use timeoutlint::edge::baseline;
 use timeoutlint::emit::{self, CrateTarget, Report};
 use timeoutlint::fix::{self, Level};
 use timeoutlint::lint::{lint_per_file, lint_source, Config, FileReport};
-use timeoutlint::prefilter::mask;
 use timeoutlint::parse::{self, WORKER_STACK};
+use timeoutlint::prefilter::mask;
 use timeoutlint::rules;
-use timeoutlint::base::source::SourceFile;
 use timeoutlint::walk;
 
 /// The display path of the fuzzed file: under `src/` like most real files.

@@ -162,10 +162,18 @@ pub fn run(file: &syn::File, src: &SourceFile, apis: &Apis, facts: &Facts) -> Re
             .into_iter()
             .filter(|r| production(&r.span))
             .collect(),
+        // Only a loop's own failure tests decide whether it goes round; a combinator's
+        // predicate does that elsewhere, and status tests in its operation may be bookkeeping.
         refusal_only_sites: facts
             .wrappers
             .iter()
             .filter_map(|w| w.site)
+            .filter(|&s| {
+                facts.sites.iter().any(|site| {
+                    site.span == s
+                        && matches!(site.kind, SiteKind::Loop | SiteKind::While | SiteKind::For)
+                })
+            })
             .filter(|&s| cx.not_delivered_only(s))
             .collect(),
     }
