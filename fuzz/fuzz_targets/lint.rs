@@ -203,6 +203,7 @@ fn report(files: Option<(SourceFile, Vec<Diagnostic>)>, errors: Vec<FileError>) 
         files: files.into_iter().collect(),
         errors,
         files_checked: 1,
+        files_skipped: 0,
         rules,
     }
 }
