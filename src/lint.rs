@@ -146,6 +146,25 @@ pub struct FileReport {
     pub wrappers: Vec<Wrapper>,
 }
 
+impl FileReport {
+    /// The report of a file that was parsed and analysed into `facts`.
+    fn analysed(
+        diagnostics: Vec<Diagnostic>,
+        facts: &analysis::Facts,
+        test_code: Vec<Span>,
+        wrappers: Vec<Wrapper>,
+    ) -> Self {
+        FileReport {
+            diagnostics,
+            error: None,
+            parsed: true,
+            has_sites: !facts.sites.is_empty(),
+            test_code,
+            wrappers,
+        }
+    }
+}
+
 /// Which pass is running.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Pass {
@@ -332,14 +351,7 @@ fn lint_parsed(src: &SourceFile, config: &Config, pass: Pass) -> FileReport {
     if pass == Pass::Alone {
         finish(src, config, &mut diagnostics, &tests);
     }
-    FileReport {
-        diagnostics,
-        error: None,
-        parsed: true,
-        has_sites: !facts.sites.is_empty(),
-        test_code: tests,
-        wrappers,
-    }
+    FileReport::analysed(diagnostics, &facts, tests, wrappers)
 }
 
 /// Wrappers found in `src`, with the module and file that name them.
@@ -380,14 +392,7 @@ pub fn relint_with_wrappers(
         } else {
             None
         };
-        let report = FileReport {
-            diagnostics,
-            error: None,
-            parsed: true,
-            has_sites: !facts.sites.is_empty(),
-            test_code: tests,
-            wrappers,
-        };
+        let report = FileReport::analysed(diagnostics, &facts, tests, wrappers);
         Ok((report, summary))
     }));
     proc_macro2::extra::invalidate_current_thread_spans();
