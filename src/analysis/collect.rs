@@ -296,14 +296,21 @@ impl Collector<'_> {
     }
 
     /// A call of one of the crate's retry wrappers: a retry site around the call, bounded the
-    /// way the wrapper's loop is (its sleeps are the wrapper's, reported there).
-    fn wrapper_site(&mut self, w: &Wrapper, anchor: Span, whole: Span) -> usize {
+    /// way the wrapper's loop is (its sleeps are the wrapper's, reported there), entered: the
+    /// caller pops it once the call is visited.
+    fn enter_wrapper_site(
+        &mut self,
+        w: &Wrapper,
+        anchor: proc_macro2::Span,
+        whole: proc_macro2::Span,
+    ) {
         let deadline =
             (w.deadline || self.deadline > 0 || self.raced > 0).then_some(Deadline::Outer);
-        self.add_site(RetrySite {
+        let (anchor, span) = (self.span(anchor), self.span(whole));
+        let site = self.add_site(RetrySite {
             kind: SiteKind::Wrapper(w.display()),
             anchor,
-            span: whole,
+            span,
             function: self.fn_stack.last().copied(),
             cap: w.cap.clone(),
             deadline,
@@ -312,7 +319,8 @@ impl Collector<'_> {
             sleeps: Vec::new(),
             comparison_words: Vec::new(),
             refusals_only: w.refusals_only,
-        })
+        });
+        self.site_stack.push(site);
     }
 
     fn sleep(&mut self, call: &syn::ExprCall, path: String, blocking: bool) {
@@ -876,22 +884,16 @@ impl<'ast> Visit<'ast> for Collector<'_> {
             return;
         };
         let segs = path_segments(&p.path);
-        if !self.known.is_empty() {
-            let impl_type = self.impl_stack.last().map(String::as_str);
-            if let Some(w) =
-                wrappers::for_path(self.known, &self.imports, &segs, impl_type, &self.src.path)
-            {
-                if call.args.len() > w.param {
-                    let w = w.clone();
-                    let anchor = self.span(call.func.span());
-                    let whole = self.span(call.span());
-                    let s = self.wrapper_site(&w, anchor, whole);
-                    self.site_stack.push(s);
-                    visit::visit_expr_call(self, call);
-                    self.site_stack.pop();
-                    return;
-                }
-            }
+        let impl_type = self.impl_stack.last().map(String::as_str);
+        let wrapper =
+            wrappers::for_path(self.known, &self.imports, &segs, impl_type, &self.src.path)
+                .filter(|w| call.args.len() > w.param)
+                .cloned();
+        if let Some(w) = wrapper {
+            self.enter_wrapper_site(&w, call.func.span(), call.span());
+            visit::visit_expr_call(self, call);
+            self.site_stack.pop();
+            return;
         }
         let last = segs.last().cloned().unwrap_or_default();
         let candidates = self.resolve(&p.path);
@@ -957,21 +959,16 @@ impl<'ast> Visit<'ast> for Collector<'_> {
                 }
             }
         }
-        if !self.known.is_empty() {
-            let on_self = matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"));
-            let impl_type = self.impl_stack.last().map(String::as_str);
-            if let Some(w) = wrappers::for_method(self.known, &name, on_self, impl_type) {
-                if m.args.len() > w.param {
-                    let w = w.clone();
-                    let anchor = self.span(m.method.span());
-                    let whole = self.span(m.span());
-                    let s = self.wrapper_site(&w, anchor, whole);
-                    self.site_stack.push(s);
-                    visit::visit_expr_method_call(self, m);
-                    self.site_stack.pop();
-                    return;
-                }
-            }
+        let on_self = matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"));
+        let impl_type = self.impl_stack.last().map(String::as_str);
+        let wrapper = wrappers::for_method(self.known, &name, on_self, impl_type)
+            .filter(|w| m.args.len() > w.param)
+            .cloned();
+        if let Some(w) = wrapper {
+            self.enter_wrapper_site(&w, m.method.span(), m.span());
+            visit::visit_expr_method_call(self, m);
+            self.site_stack.pop();
+            return;
         }
         let combinator = self
             .apis

@@ -198,6 +198,10 @@ pub fn for_path<'w>(
     here: &str,
 ) -> Option<&'w Wrapper> {
     let name = segments.last()?;
+    // Most calls name no wrapper: resolve only those that could.
+    if !wrappers.iter().any(|w| !w.method && &w.name == name) {
+        return None;
+    }
     let candidates = imports.resolve(segments);
     wrappers
         .iter()
