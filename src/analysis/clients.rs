@@ -129,6 +129,9 @@ pub struct ClientSummary {
     /// Functions (keys) that compare elapsed or remaining time: a site calling one checks a
     /// deadline in a helper.
     pub time_checks: BTreeSet<String>,
+    /// `impl Trait for Type` blocks as (trait, type): a method called on a value typed by the
+    /// trait (`client: &dyn Transport`, `C: Transport`) is any of its implementations' methods.
+    pub impls: Vec<(String, String)>,
 }
 
 impl ClientSummary {
@@ -140,6 +143,7 @@ impl ClientSummary {
             && self.sites.is_empty()
             && self.consts.is_empty()
             && self.calls.is_empty()
+            && self.impls.is_empty()
     }
 }
 
@@ -187,6 +191,9 @@ pub fn summarize(file: &syn::File, src: &SourceFile, apis: &Apis, facts: &Facts)
         sites_by_span,
         locals: HashMap::new(),
         builder_locals: BTreeSet::new(),
+        request_locals: BTreeSet::new(),
+        typed: HashMap::new(),
+        bounds: HashMap::new(),
         keys: Vec::new(),
         impl_ty: Vec::new(),
         seen: HashMap::new(),
@@ -208,6 +215,14 @@ struct Summarizer<'a> {
     locals: HashMap<String, BTreeSet<Src>>,
     /// Locals holding a client builder (`let mut b = Client::builder();`).
     builder_locals: BTreeSet<String>,
+    /// Locals holding a request not yet sent (`let mut req = client.get(url);`): their own
+    /// `.timeout(d)` bounds one attempt like one written in the chain.
+    request_locals: BTreeSet<String>,
+    /// Locals and parameters of the current function whose declared type names their owner
+    /// (`client: &dyn Transport` -> `Transport`), so `client.get(..)` is `f:Transport::get`.
+    typed: HashMap<String, String>,
+    /// Generic parameters of the current item -> the trait that bounds them (`C: Transport`).
+    bounds: HashMap<String, String>,
     /// Names under which the current function's return value is known.
     keys: Vec<String>,
     impl_ty: Vec<String>,
@@ -254,11 +269,21 @@ impl Summarizer<'_> {
         self.impl_ty.last().cloned().unwrap_or_default()
     }
 
-    /// `self.x` is a field of the impl's type; any other receiver's type is unknown (`?`), and
-    /// the index resolves it only when one type of the crate has such a field.
+    /// `self.x` is a field of the impl's type, and a local or parameter declared with a type
+    /// (`client: &dyn Transport`, `c: C` with `C: Transport`) belongs to that type or trait; any
+    /// other receiver's type is unknown (`?`), and the index resolves it only when one type of
+    /// the crate has such a field.
     fn owner(&self, recv: &Expr) -> String {
         match recv {
             Expr::Path(p) if p.path.is_ident("self") && !self.cur_ty().is_empty() => self.cur_ty(),
+            Expr::Path(p) => p
+                .path
+                .get_ident()
+                .and_then(|id| self.typed.get(&id.to_string()))
+                .cloned()
+                .unwrap_or_else(|| "?".into()),
+            Expr::Paren(p) => self.owner(&p.expr),
+            Expr::Reference(r) => self.owner(&r.expr),
             _ => "?".into(),
         }
     }
@@ -330,6 +355,10 @@ impl Summarizer<'_> {
             }
         }
         methods.reverse();
+        let local = match cur {
+            Expr::Path(p) => p.path.get_ident().map(ToString::to_string),
+            _ => None,
+        };
         let root = match cur {
             Expr::Call(c) => match &*c.func {
                 Expr::Path(p) => {
@@ -350,7 +379,11 @@ impl Summarizer<'_> {
             },
             _ => Root::Other,
         };
-        Chain { root, methods }
+        Chain {
+            root,
+            local,
+            methods,
+        }
     }
 
     /// Recognise a timeout method call; returns its seed.
@@ -364,7 +397,13 @@ impl Summarizer<'_> {
             return *s;
         }
         let seed = self.classify(m, &name);
-        self.seen.insert(start, seed);
+        // Only a seed is remembered: a `let` initializer is read (for its flows) before the
+        // statements inside it bind their locals, so a call in a block or `match` arm
+        // (`Some(c) => { let mut req = c.get(u); req = req.timeout(t); .. }`) is judged again
+        // when the walk reaches it with its locals known.
+        if seed.is_some() {
+            self.seen.insert(start, seed);
+        }
         seed
     }
 
@@ -384,7 +423,10 @@ impl Summarizer<'_> {
             _ => {
                 let request = chain.methods.iter().any(|(n, args, _)| {
                     *args >= 1 && self.apis.clients.requests.contains(n) && n != "await"
-                });
+                }) || chain
+                    .local
+                    .as_ref()
+                    .is_some_and(|l| self.request_locals.contains(l));
                 let awaited = chain
                     .methods
                     .iter()
@@ -443,6 +485,12 @@ impl Summarizer<'_> {
             std::mem::take(&mut self.body),
             self.deadline,
         );
+        let saved_types = (
+            std::mem::take(&mut self.request_locals),
+            std::mem::take(&mut self.typed),
+            self.bounds.clone(),
+        );
+        add_bounds(&sig.generics, &mut self.bounds);
         self.deadline = 0;
         let ty = self.cur_ty();
         if ty.is_empty() {
@@ -456,6 +504,7 @@ impl Summarizer<'_> {
             syn::FnArg::Receiver(_) => None,
         });
         for (i, t) in typed.enumerate() {
+            self.declare(&t.pat, &t.ty);
             let srcs: BTreeSet<Src> = self
                 .keys
                 .iter()
@@ -484,6 +533,29 @@ impl Summarizer<'_> {
             self.body,
             self.deadline,
         ) = saved;
+        (self.request_locals, self.typed, self.bounds) = saved_types;
+    }
+
+    /// `name: Type`: a method called on `name` belongs to the type (or the bounding trait).
+    fn declare(&mut self, pat: &Pat, ty: &syn::Type) {
+        let Pat::Ident(id) = pat else { return };
+        if let Some(owner) = type_owner(ty, &self.bounds) {
+            self.typed.insert(id.ident.to_string(), owner);
+        }
+    }
+
+    /// Is `e` a request not yet sent (`client.get(url)`, `client.post(url).json(&b)`)?
+    fn is_request_expr(&self, e: &Expr) -> bool {
+        let chain = self.chain(e);
+        matches!(chain.root, Root::Other)
+            && chain
+                .methods
+                .iter()
+                .any(|(n, args, _)| *args >= 1 && self.apis.clients.requests.contains(n))
+            && !chain
+                .methods
+                .iter()
+                .any(|(n, _, _)| n == "await" || n == "send" || n == "call")
     }
 
     fn bind(&mut self, pat: &Pat, srcs: &BTreeSet<Src>, builder: bool) {
@@ -579,8 +651,91 @@ enum Root {
 
 struct Chain {
     root: Root,
+    /// The local the chain starts from (`req` in `req.timeout(d)`).
+    local: Option<String>,
     /// Method names root-first, with their argument count and first argument.
     methods: Vec<(String, usize, Option<Expr>)>,
+}
+
+/// Traits every type has or that say nothing about which methods it offers.
+const MARKER_TRAITS: &[&str] = &[
+    "Send",
+    "Sync",
+    "Unpin",
+    "Sized",
+    "Clone",
+    "Copy",
+    "Debug",
+    "Display",
+    "Default",
+    "Eq",
+    "PartialEq",
+    "Hash",
+    "Ord",
+    "PartialOrd",
+    "Any",
+];
+/// Wrappers whose methods are their content's (`Arc<dyn Transport>`, `&Box<C>`).
+const TRANSPARENT: &[&str] = &["Arc", "Rc", "Box", "Pin"];
+
+/// The owner a method called on a value of this type belongs to: the type's name
+/// (`Client`), or the trait of a trait object, `impl Trait` or bounded generic; `None` when
+/// the type says nothing (a bare generic, a tuple, a fn pointer).
+fn type_owner(ty: &syn::Type, bounds: &HashMap<String, String>) -> Option<String> {
+    match ty {
+        syn::Type::Reference(r) => type_owner(&r.elem, bounds),
+        syn::Type::Paren(p) => type_owner(&p.elem, bounds),
+        syn::Type::Group(g) => type_owner(&g.elem, bounds),
+        syn::Type::TraitObject(t) => first_trait(&t.bounds),
+        syn::Type::ImplTrait(t) => first_trait(&t.bounds),
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let last = p.path.segments.last()?;
+            let name = last.ident.to_string();
+            if TRANSPARENT.contains(&name.as_str()) {
+                let syn::PathArguments::AngleBracketed(a) = &last.arguments else {
+                    return None;
+                };
+                return a.args.iter().find_map(|g| match g {
+                    syn::GenericArgument::Type(t) => type_owner(t, bounds),
+                    _ => None,
+                });
+            }
+            if let Some(t) = bounds.get(&name) {
+                return Some(t.clone());
+            }
+            (name.starts_with(|c: char| c.is_ascii_uppercase()) && name != "Self").then_some(name)
+        }
+        _ => None,
+    }
+}
+
+/// The first trait of a bound list that names what the value does (not `Send`, `'static`).
+fn first_trait<'a>(bounds: impl IntoIterator<Item = &'a syn::TypeParamBound>) -> Option<String> {
+    bounds.into_iter().find_map(|b| match b {
+        syn::TypeParamBound::Trait(t) if matches!(t.modifier, syn::TraitBoundModifier::None) => {
+            let n = t.path.segments.last()?.ident.to_string();
+            (!MARKER_TRAITS.contains(&n.as_str())).then_some(n)
+        }
+        _ => None,
+    })
+}
+
+/// Generic parameters bounded by a trait, in the parameter list or the `where` clause.
+fn add_bounds(g: &syn::Generics, out: &mut HashMap<String, String>) {
+    for p in g.type_params() {
+        if let Some(t) = first_trait(&p.bounds) {
+            out.insert(p.ident.to_string(), t);
+        }
+    }
+    for w in g.where_clause.iter().flat_map(|w| &w.predicates) {
+        if let syn::WherePredicate::Type(t) = w {
+            if let syn::Type::Path(p) = &t.bounded_ty {
+                if let (Some(id), Some(tr)) = (p.path.get_ident(), first_trait(&t.bounds)) {
+                    out.insert(id.to_string(), tr);
+                }
+            }
+        }
+    }
 }
 
 fn pat_idents(p: &Pat, out: &mut Vec<String>) {
@@ -882,9 +1037,17 @@ impl<'ast> Visit<'ast> for Summarizer<'_> {
             syn::Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
             _ => None,
         };
+        if let (Some((_, tr, _)), Some(ty)) = (&i.trait_, &ty) {
+            if let Some(t) = tr.segments.last() {
+                self.out.impls.push((t.ident.to_string(), ty.clone()));
+            }
+        }
+        let bounds = self.bounds.clone();
+        add_bounds(&i.generics, &mut self.bounds);
         self.impl_ty.push(ty.unwrap_or_default());
         visit::visit_item_impl(self, i);
         self.impl_ty.pop();
+        self.bounds = bounds;
     }
 
     fn visit_item_fn(&mut self, i: &'ast syn::ItemFn) {
@@ -920,10 +1083,22 @@ impl<'ast> Visit<'ast> for Summarizer<'_> {
     }
 
     fn visit_local(&mut self, l: &'ast syn::Local) {
+        if let Pat::Type(t) = &l.pat {
+            self.declare(&t.pat, &t.ty);
+        }
         if let Some(init) = &l.init {
             let s = self.srcs(&init.expr);
             let builder = self.is_builder_expr(&init.expr);
             self.bind(&l.pat, &s, builder);
+            let mut names = Vec::new();
+            pat_idents(&l.pat, &mut names);
+            if self.is_request_expr(&init.expr) {
+                self.request_locals.extend(names);
+            } else {
+                for n in names {
+                    self.request_locals.remove(&n);
+                }
+            }
         }
         visit::visit_local(self, l);
     }
@@ -969,6 +1144,13 @@ impl<'ast> Visit<'ast> for Summarizer<'_> {
                     let id = id.to_string();
                     if self.is_builder_expr(&a.right) {
                         self.builder_locals.insert(id.clone());
+                    }
+                    let from_request = self.chain(&a.right).local.as_ref() == Some(&id)
+                        && self.request_locals.contains(&id);
+                    if from_request || self.is_request_expr(&a.right) {
+                        self.request_locals.insert(id.clone());
+                    } else {
+                        self.request_locals.remove(&id);
                     }
                     self.locals.entry(id).or_default().extend(s);
                 }

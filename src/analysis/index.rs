@@ -7,14 +7,16 @@
 //! reading `self.http`); arguments reach crate functions through `param:` names and pass through
 //! external wrappers (`Arc::new`, `Ok`) only; a site reaches what the crate functions it calls
 //! read, a few calls deep. A name whose owner type is unknown (`x.send()`, `state.client`) links
-//! to the crate's functions or fields of that name only when there are at most two.
+//! to the crate's functions or fields of that name only when there are at most two; one called
+//! through a trait (`client: &dyn Transport`, `C: Transport`) links to every implementation of
+//! the trait in the crate.
 //! A site has an overall deadline when the file's model says so, when it calls a helper that
 //! compares elapsed time, or when every call of its function anywhere in the crate runs inside a
 //! deadline wrapper. A client the crate already retries under a deadline is not charged to outer
 //! loops that reach it only through helpers (that is nested retry, another rule's problem).
 //!
-//! Deliberately absent: syntax trees (only summaries are held) and types: what no name links
-//! gives no finding.
+//! Deliberately absent: syntax trees (only summaries are held) and inferred types (only the
+//! types written on a binding or parameter): what no name links gives no finding.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -252,6 +254,8 @@ struct Names {
     unique: HashMap<String, BTreeSet<String>>,
     /// Functions defined in the crate.
     defined: BTreeSet<String>,
+    /// Trait -> the crate's types implementing it.
+    impls: HashMap<String, BTreeSet<String>>,
 }
 
 impl Names {
@@ -272,7 +276,11 @@ impl Names {
             }
         };
         let mut defined = BTreeSet::new();
+        let mut impls: HashMap<String, BTreeSet<String>> = HashMap::new();
         for f in files {
+            for (tr, ty) in &f.impls {
+                impls.entry(tr.clone()).or_default().insert(ty.clone());
+            }
             for k in f.bodies.keys() {
                 add(k);
                 defined.insert(k.clone());
@@ -283,7 +291,21 @@ impl Names {
                 }
             }
         }
-        Self { unique, defined }
+        Self {
+            unique,
+            defined,
+            impls,
+        }
+    }
+
+    /// `f:Trait::m` is the trait's own default body and each implementation's `m`: a call
+    /// through a trait object or a bounded generic may run any of them.
+    fn implementations(&self, n: &str) -> Option<Vec<String>> {
+        let (ty, m) = n.strip_prefix("f:")?.rsplit_once("::")?;
+        let types = self.impls.get(ty)?;
+        let mut out = vec![n.to_string()];
+        out.extend(types.iter().map(|t| format!("f:{t}::{m}")));
+        Some(out)
     }
 
     /// The names `n` may stand for: itself when its owner is known, else the crate's functions
@@ -294,6 +316,8 @@ impl Names {
             // carry them instead.
             let defined = if callee.contains('?') {
                 self.unique.get(callee).is_some_and(|c| !c.is_empty())
+            } else if let Some(all) = self.implementations(callee) {
+                all.iter().any(|c| self.defined.contains(c))
             } else {
                 self.defined.contains(callee)
             };
@@ -303,15 +327,21 @@ impl Names {
                 vec![n.to_string()]
             };
         }
-        if !n.contains('?') {
-            return vec![n.to_string()];
-        }
         if let Some((callee, i)) = n.strip_prefix("param:").and_then(|r| r.rsplit_once('#')) {
+            if !n.contains('?') && self.implementations(callee).is_none() {
+                return vec![n.to_string()];
+            }
             return self
                 .resolve(callee)
                 .into_iter()
                 .map(|c| format!("param:{c}#{i}"))
                 .collect();
+        }
+        if let Some(all) = self.implementations(n) {
+            return all;
+        }
+        if !n.contains('?') {
+            return vec![n.to_string()];
         }
         match self.unique.get(n) {
             Some(c) if c.len() <= MAX_CANDIDATES => c.iter().cloned().collect(),
