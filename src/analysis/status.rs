@@ -16,9 +16,15 @@
 //! A combinator's operation named rather than written inline (`fetch.retry(..)`,
 //! `Retry::spawn(s, op)`) is read from this file's function or closure of that name.
 //!
+//! A site that tests nothing itself and goes round on every error is judged by the helpers of
+//! this file its attempt calls: one whose only status test turns every non-success status into
+//! an error (`if !status.is_success() { return Err(..) }`) makes the site retry 4xx, and the
+//! finding points at that test.
+//!
 //! Deliberately absent: error types classified elsewhere (a site that retries every `Err` with no
-//! status test in sight is not judged here: its error may already be classified), and
-//! classification in another function unless its name says so (`is_retryable(&e)`).
+//! status test in sight is not judged here: its error may already be classified), helpers in
+//! other files, and classification in another function unless its name says so
+//! (`is_retryable(&e)`).
 
 use std::collections::{HashMap, HashSet};
 
@@ -107,15 +113,10 @@ pub(super) fn run(file: &syn::File, src: &SourceFile, facts: &Facts) -> Vec<Stat
         .enumerate()
         .map(|(i, s)| ((s.span.start, s.span.end), i))
         .collect();
-    // Operations named by a combinator are only needed when there is a combinator.
+    // Operations named by a combinator, and the helpers a loop's attempt calls, are read from
+    // this file's functions; the table costs a walk, so only files with sites build it.
     let mut ops = Ops::default();
-    if facts
-        .sites
-        .iter()
-        .any(|s| matches!(s.kind, SiteKind::Combinator(_)))
-    {
-        ops.visit_file(file);
-    }
+    ops.visit_file(file);
     let mut v = Sites {
         src,
         facts,
@@ -213,6 +214,75 @@ impl Sites<'_> {
     }
 }
 
+impl Sites<'_> {
+    /// The status test of a helper that the site's attempt calls, when the helper turns every
+    /// non-success status into an error (`if !status.is_success() { return Err(..) }`) and
+    /// classifies nothing: the site goes round on that error, so 4xx is retried like 503. Only
+    /// a call whose error the site handles counts (not `helper()?`, which leaves the site), and
+    /// only a helper of this file that names one function and holds no retry site of its own.
+    fn callee_gate(&self, site: &Expr) -> Option<proc_macro2::Span> {
+        let at = span_of(self.src, site.span());
+        let mut calls = Vec::new();
+        attempt_calls(site, &mut calls);
+        calls.into_iter().find_map(|name| {
+            let Some(Op::Fn(body)) = self.ops.get(&name).copied().flatten() else {
+                return None;
+            };
+            let span = span_of(self.src, body.span());
+            if span.contains(at) || self.facts.sites.iter().any(|s| span.contains(s.span)) {
+                return None;
+            }
+            let mut scan = Scan::default();
+            scan.visit_block(body);
+            if scan.classified || scan.error_for_status.is_some() {
+                return None;
+            }
+            scan.negative_leaves
+        })
+    }
+}
+
+/// Names of the functions and methods a site calls whose error stays in the site: every call
+/// not under a `?` (which would take the error out of the site) nor inside a closure or item.
+fn attempt_calls(e: &Expr, out: &mut Vec<String>) {
+    struct V<'o>(&'o mut Vec<String>);
+    impl<'ast> Visit<'ast> for V<'_> {
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+        fn visit_expr_try(&mut self, t: &'ast syn::ExprTry) {
+            // `helper().await?` and `helper()?` propagate; what the receiver chain calls too.
+            let mut inner = &*t.expr;
+            loop {
+                match inner {
+                    Expr::Await(a) => inner = &a.base,
+                    Expr::Call(c) => {
+                        c.args.iter().for_each(|a| self.visit_expr(a));
+                        return;
+                    }
+                    Expr::MethodCall(m) => {
+                        m.args.iter().for_each(|a| self.visit_expr(a));
+                        return;
+                    }
+                    other => return self.visit_expr(other),
+                }
+            }
+        }
+        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+            if let Expr::Path(p) = &*c.func {
+                if let Some(last) = p.path.segments.last() {
+                    self.0.push(last.ident.to_string());
+                }
+            }
+            visit::visit_expr_call(self, c);
+        }
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            self.0.push(m.method.to_string());
+            visit::visit_expr_method_call(self, m);
+        }
+    }
+    V(out).visit_expr(e);
+}
+
 impl<'ast> Visit<'ast> for Sites<'_> {
     fn visit_expr(&mut self, e: &'ast Expr) {
         let span = span_of(self.src, e.span());
@@ -242,7 +312,14 @@ impl<'ast> Visit<'ast> for Sites<'_> {
                 } else {
                     found.negative.or(success_exit)
                 };
-                if let Some((test, success_exit)) = test.map(|t| (t, found.negative.is_none())) {
+                // A helper's test is the finding's place: the site itself tests nothing.
+                let test = test.map(|t| (t, found.negative.is_none())).or_else(|| {
+                    if combinator || !found.says_nothing() {
+                        return None;
+                    }
+                    self.callee_gate(e).map(|t| (t, false))
+                });
+                if let Some((test, success_exit)) = test {
                     let reconnect = found
                         .reconnect()
                         .filter(|_| success_exit && !combinator)
@@ -363,6 +440,18 @@ impl Scan {
     fn in_rest(&self, pos: Pos) -> bool {
         self.success_rest
             .is_some_and(|(from, to)| from <= pos && pos <= to)
+    }
+
+    /// The site tests no status, classifies nothing and gives up only at its cap or switch: it
+    /// goes round on every error, so what its errors mean is decided by the helpers it calls.
+    fn says_nothing(&self) -> bool {
+        self.negative.is_none()
+            && self.negative_leaves.is_none()
+            && self.success_exit.is_none()
+            && self.error_for_status.is_none()
+            && !self.classified
+            && !self.combinator_classifies
+            && self.error_returns.iter().all(|(_, exempt)| *exempt)
     }
 
     /// Some error return on the success exit's non-success path is a decision, not the cap.
