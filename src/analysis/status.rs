@@ -228,8 +228,8 @@ impl Sites<'_> {
             let Some(Op::Fn(body)) = self.ops.get(&name).copied().flatten() else {
                 return None;
             };
-            let span = span_of(self.src, body.span());
-            if span.contains(at) || self.facts.sites.iter().any(|s| span.contains(s.span)) {
+            let helper = span_of(self.src, body.span());
+            if helper.contains(at) || self.facts.sites.iter().any(|s| helper.contains(s.span)) {
                 return None;
             }
             let mut scan = Scan::default();
