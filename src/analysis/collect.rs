@@ -1270,7 +1270,7 @@ impl<'a> LoopScan<'a> {
     }
 
     fn condition(&mut self, cond: &Expr) {
-        let w = ident_words_of(cond);
+        let w = signal_words(cond);
         if w.iter()
             .any(|w| self.apis.cancellation.names.iter().any(|n| n == w))
         {
@@ -1561,4 +1561,39 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
             }
         }
     }
+}
+
+/// The identifier words of a condition that can name a stop signal: the values it reads
+/// (`shutdown`, `self.stop`, `stop_flag.load(..)`) and the methods it asks with no argument
+/// (`ctx.is_shutdown()`), but not the name of a call that asks about a particular thing
+/// (`delegate.cancel_chunk_upload(&range)`, `should_abort(&err)`): such a call is consulted once
+/// per attempt and cannot fire during a wait, so there is nothing to race the sleep against.
+fn signal_words(cond: &Expr) -> BTreeSet<String> {
+    struct V(BTreeSet<String>);
+    impl<'ast> Visit<'ast> for V {
+        fn visit_ident(&mut self, i: &'ast proc_macro2::Ident) {
+            super::words::split_ident(&i.to_string(), &mut self.0);
+        }
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            if m.args.is_empty() {
+                visit::visit_expr_method_call(self, m);
+                return;
+            }
+            self.visit_expr(&m.receiver);
+            m.args.iter().for_each(|a| self.visit_expr(a));
+        }
+        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+            if c.args.is_empty() || !matches!(&*c.func, Expr::Path(_)) {
+                visit::visit_expr_call(self, c);
+                return;
+            }
+            c.args.iter().for_each(|a| self.visit_expr(a));
+        }
+        fn visit_macro(&mut self, m: &'ast syn::Macro) {
+            self.0.extend(ident_words_of(&m.tokens));
+        }
+    }
+    let mut v = V(BTreeSet::new());
+    v.visit_expr(cond);
+    v.0
 }
