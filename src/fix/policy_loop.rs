@@ -281,7 +281,14 @@ fn emit(src: &SourceFile, shape: &Shape, n: &Names, cap: &str, indent: &str) -> 
     if shape.logging.is_empty() {
         l.line(d + 1, &format!(".run(|_attempt| {call})"));
     } else {
-        l.line(d + 1, &format!(".run(|{}| {{", n.attempt));
+        let uses_attempt =
+            shape.give_up.is_some() || shape.counter.as_ref().is_some_and(|c| c.in_logging);
+        let param = if uses_attempt {
+            n.attempt.as_str()
+        } else {
+            "_attempt"
+        };
+        l.line(d + 1, &format!(".run(|{param}| {{"));
         let e = d + 2;
         if let Some(c) = shape.counter.as_ref().filter(|c| c.in_logging) {
             l.line(
