@@ -232,13 +232,16 @@ impl Cx<'_> {
         let mut increments = Vec::new();
         let mut waits = false;
         let mut post_logging = Vec::new();
+        let mut dropped = Vec::new();
         for (i, stmt) in body.stmts.iter().enumerate() {
             if is_attempt_stmt(stmt) && attempt_at.is_none() {
                 attempt_at = Some(i);
             } else if let Some(name) = increment(stmt) {
                 increments.push((i, name, self.span(stmt)));
             } else if is_wait_stmt(stmt) {
+                // The runtime's backoff replaces it, whatever it reads.
                 waits = true;
+                dropped.push(self.span(stmt));
             } else if attempt_at.is_some() && is_macro_stmt(stmt) {
                 post_logging.push(stmt);
             } else {
@@ -278,6 +281,7 @@ impl Cx<'_> {
         let pre: bool;
         let start: i64;
         let mut allowed: Vec<Span> = attempt.observed.clone();
+        allowed.extend(dropped);
         if matches!(found.expr, syn::Expr::ForLoop(_)) {
             if !increments.is_empty() {
                 return None;
@@ -1156,7 +1160,7 @@ fn only_observes_but_exit(body: &syn::Expr) -> bool {
 
 struct Observe {
     ok: bool,
-    /// The outermost expression is the exit (`return E`, `break E`, `Err(x)?`), allowed once.
+    /// Inside the value that leaves the loop, where `?` propagates as it did.
     exit_allowed: bool,
 }
 
@@ -1169,16 +1173,15 @@ impl Observe {
         if exit {
             // The exit itself; only its operand is checked.
             match e {
+                // The value leaves with the loop: a `?` in it propagates as it did.
                 syn::Expr::Return(r) => {
                     if let Some(x) = &r.expr {
-                        v.exit_allowed = false;
                         v.visit_expr(x);
                     }
                     return v.ok;
                 }
                 syn::Expr::Break(b) => {
                     if let Some(x) = &b.expr {
-                        v.exit_allowed = false;
                         v.visit_expr(x);
                     }
                     return v.ok;
@@ -1368,23 +1371,222 @@ mod tests {
         read(&src, &ast, anchor, bound)
     }
 
+    /// `before` then the loop `/*L*/LOOP` in an async fn with a `max` parameter.
+    fn client(before: &str, lp: &str) -> Option<Shape> {
+        shape(
+            &format!("async fn f(max: u32, c: &C) -> Result<R, E> {{\n{before}\n{lp}\n}}"),
+            "",
+        )
+    }
+
+    fn lit(n: u64) -> Option<Count> {
+        Some(Count::Lit(n))
+    }
+
+    fn expr(base: &str, plus: i64, at_least_one: bool) -> Option<Count> {
+        Some(Count::Expr {
+            base: base.into(),
+            plus,
+            at_least_one,
+        })
+    }
+
+    /// A counted `loop` gives up on the first attempt whose counter passes the guard: attempt
+    /// `k` sees `S + k` when the increment comes first and `S + k - 1` when it comes last.
     #[test]
-    fn debug_value_loop() {
-        let t = "async fn f(max: u32) -> Result<(), String> {
-    let mut attempt = 0;
-    let v = /*L*/loop {
-        match tokio::time::timeout(D, call(2)).await {
-            Ok(Ok(v)) => break Ok(v),
-            Ok(Err(e)) if attempt >= max => break Err(e),
-            Err(_) if attempt >= max => break Err(\"timed out\".to_string()),
-            Ok(Err(e)) => eprintln!(\"attempt {attempt} failed: {e}\"),
-            Err(_) => eprintln!(\"attempt {attempt} timed out\"),
+    fn counted_loop_attempts_off_by_one() {
+        let cases: &[(&str, bool, &str, Option<Count>)] = &[
+            ("0", true, "attempt >= 3", lit(3)),
+            ("0", false, "attempt >= 3", lit(4)),
+            ("0", true, "attempt > 3", lit(4)),
+            ("0", false, "attempt > 3", lit(5)),
+            ("1", true, "attempt >= 3", lit(2)),
+            ("1", false, "attempt >= 3", lit(3)),
+            ("1", false, "attempt > 3", lit(4)),
+            ("0", true, "3 <= attempt", lit(3)),
+            ("0", true, "3 < attempt", lit(4)),
+            // The first attempt is always made.
+            ("0", true, "attempt >= 0", lit(1)),
+            ("5", true, "attempt >= 3", lit(1)),
+            ("0", true, "attempt >= max", expr("max", 0, true)),
+            ("0", false, "attempt > max", expr("max", 2, true)),
+            (
+                "1",
+                true,
+                "attempt >= MAX_RETRIES",
+                expr("MAX_RETRIES", -1, true),
+            ),
+            (
+                "0",
+                true,
+                "attempt >= self.max + 1",
+                expr("self.max + 1", 0, true),
+            ),
+        ];
+        for (start, pre, guard, want) in cases {
+            let inc = "attempt += 1;";
+            let (a, b) = if *pre { (inc, "") } else { ("", inc) };
+            let lp = format!(
+                "/*L*/loop {{ {a} match c.send().await {{ Ok(r) => return Ok(r), Err(_) if {guard} => return Err(E::GaveUp), Err(e) => warn!(\"{{e}}\"), }} {b} }}"
+            );
+            let got = client(&format!("let mut attempt = {start};"), &lp).map(|s| s.count);
+            assert_eq!(got, *want, "start {start}, pre {pre}, {guard}");
         }
-        attempt += 1;
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    };
-    v
-}";
-        assert!(shape(t, "tokio::time::timeout").is_some());
+    }
+
+    #[test]
+    fn while_and_for_attempts() {
+        let body = "{ attempt += 1; match c.send().await { Ok(r) => return Ok(r), Err(e) => warn!(\"{e}\"), } }";
+        let cases: &[(&str, &str, Option<Count>)] = &[
+            ("0", "attempt < 3", lit(3)),
+            ("1", "attempt < 3", lit(2)),
+            ("0", "attempt <= 3", lit(4)),
+            ("3", "attempt < 3", None),
+            ("0", "attempt < max", expr("max", 0, false)),
+            ("1", "attempt <= max", expr("max", 0, false)),
+            (
+                "2",
+                "attempt < self.retries",
+                expr("self.retries", -2, false),
+            ),
+        ];
+        for (start, cond, want) in cases {
+            let got = client(
+                &format!("let mut attempt = {start};"),
+                &format!("/*L*/while {cond} {body}"),
+            )
+            .map(|s| s.count);
+            assert_eq!(got, *want, "start {start}, {cond}");
+        }
+        let body = "{ match c.send().await { Ok(r) => return Ok(r), Err(e) => warn!(\"{e}\"), } }";
+        let cases: &[(&str, Option<Count>)] = &[
+            ("0..3", lit(3)),
+            ("1..=3", lit(3)),
+            ("0..=3", lit(4)),
+            ("3..3", None),
+            ("0..max", expr("max", 0, false)),
+            ("1..max", expr("max", -1, false)),
+            ("1..=max", expr("max", 0, false)),
+            ("0..=max", expr("max", 1, false)),
+            ("0..self.conf.retries", expr("self.conf.retries", 0, false)),
+            // Not pure, or not counted from a literal.
+            ("0..c.retries()", None),
+            ("start..3", None),
+            ("0..", None),
+        ];
+        for (range, want) in cases {
+            let got = client("", &format!("/*L*/for attempt in {range} {body}")).map(|s| s.count);
+            assert_eq!(got, *want, "{range}");
+        }
+    }
+
+    /// What the logging sees of the counter: attempt `k` (from 1) plus the offset.
+    #[test]
+    fn counter_seen_by_the_logging() {
+        let log = "Err(e) => warn!(\"attempt {attempt}: {e}\"),";
+        let pre = client(
+            "let mut attempt = 0;",
+            &format!("/*L*/loop {{ attempt += 1; match c.send().await {{ Ok(r) => return Ok(r), Err(_) if attempt >= 3 => return Err(E::GaveUp), {log} }} }}"),
+        )
+        .and_then(|s| s.counter);
+        assert_eq!(pre.map(|c| (c.offset, c.in_logging)), Some((0, true)));
+        let post = client(
+            "let mut attempt = 0;",
+            &format!("/*L*/loop {{ match c.send().await {{ Ok(r) => return Ok(r), Err(_) if attempt >= 3 => return Err(E::GaveUp), {log} }} attempt += 1; }}"),
+        )
+        .and_then(|s| s.counter);
+        assert_eq!(post.map(|c| c.offset), Some(-1));
+        let for_one = client(
+            "",
+            &format!("/*L*/for attempt in 1..=3 {{ match c.send().await {{ Ok(r) => return Ok(r), {log} }} }}"),
+        )
+        .and_then(|s| s.counter);
+        assert_eq!(for_one.map(|c| c.offset), Some(0));
+    }
+
+    #[test]
+    fn kept_flow() {
+        let s = client(
+            "let mut attempt = 0;",
+            "let v = /*L*/loop { attempt += 1; match c.send().await { Ok(r) => break Ok(r), Err(_) if attempt >= 3 => { warn!(\"giving up\"); break Err(E::GaveUp); } Err(e) => { warn!(\"{e}\"); tokio::time::sleep(D).await; } } }; v",
+        )
+        .expect("a value loop");
+        assert_eq!(s.exit, Exit::Break);
+        assert_eq!(s.success.1.text, "Ok(r)");
+        let g = s.give_up.expect("a give-up");
+        assert!(g.on_error.is_none());
+        assert_eq!(g.otherwise.text, "{ warn!(\"giving up\"); Err(E::GaveUp) }");
+        assert!(s.waits, "the arm's wait counts");
+        assert_eq!(s.logging.len(), 1);
+        assert_eq!(s.logging[0].body, "warn!(\"{e}\");");
+        assert!(s.counter_let.is_some());
+        // Under a timer: the error give-up and the timed-out give-up apart.
+        let t = shape(
+            "async fn f() -> Result<R, E> { let mut n = 0; /*L*/loop { n += 1; match timeout(D, c.send()).await { Ok(Ok(r)) => return Ok(r), Ok(Err(e)) if n >= 3 => Err(e)?, Err(_) if n >= 3 => return Err(E::Timeout), Ok(Err(e)) => warn!(\"{e}\"), Err(_) => warn!(\"timed out\"), } } }",
+            "timeout",
+        )
+        .expect("a timed loop");
+        let g = t.give_up.expect("a give-up");
+        assert_eq!(
+            g.on_error.map(|(p, l)| (p, l.text)),
+            Some(("e".into(), "Err(e)?".into()))
+        );
+        assert_eq!(g.otherwise.text, "return Err(E::Timeout)");
+        assert_eq!(
+            t.logging.len(),
+            1,
+            "the timed-out arm has no future to log in"
+        );
+        assert_eq!(t.logging[0].pat.as_deref(), Some("Err(e)"));
+    }
+
+    /// Shapes whose flow the rewrite cannot keep: no shape, so no fix.
+    #[test]
+    fn near_misses_have_no_shape() {
+        let ok = "Ok(r) => return Ok(r),";
+        let gu = "Err(_) if attempt >= 3 => return Err(E::GaveUp),";
+        let misses = [
+            // The counter is read by the call, changed in an arm, or read after the loop.
+            format!("let mut attempt = 0; /*L*/loop {{ attempt += 1; match c.send(attempt).await {{ {ok} {gu} Err(e) => warn!(\"{{e}}\"), }} }}"),
+            format!("let mut attempt = 0; /*L*/loop {{ attempt += 1; match c.send().await {{ {ok} {gu} Err(_) => attempt = 0, }} }}"),
+            format!("let mut attempt = 0; /*L*/loop {{ attempt += 1; attempt += 1; match c.send().await {{ {ok} {gu} Err(_) => {{}} }} }}"),
+            format!("let mut attempt = 0; let v = /*L*/loop {{ attempt += 1; match c.send().await {{ Ok(r) => break Ok(r), Err(_) if attempt >= 3 => break Err(E::GaveUp), Err(_) => {{}} }} }}; log!(\"{{attempt}}\"); v"),
+            // A client's give-up that returns the error: no error when the runtime's timer ends
+            // the last attempt.
+            format!("let mut attempt = 0; /*L*/loop {{ attempt += 1; match c.send().await {{ {ok} Err(e) if attempt >= 3 => return Err(e), Err(_) => {{}} }} }}"),
+            // No give-up, `==`, two different caps.
+            format!("let mut attempt = 0; /*L*/loop {{ attempt += 1; match c.send().await {{ {ok} Err(_) => {{}} }} }}"),
+            format!("let mut attempt = 0; /*L*/loop {{ attempt += 1; match c.send().await {{ {ok} Err(_) if attempt == 3 => return Err(E::GaveUp), Err(_) => {{}} }} }}"),
+            format!("let mut attempt = 0; /*L*/loop {{ attempt += 1; match c.send().await {{ {ok} Err(E::A) if attempt >= 3 => return Err(E::GaveUp), Err(_) if attempt >= 4 => return Err(E::GaveUp), Err(_) => {{}} }} }}"),
+            // The start is not a literal; no increment.
+            format!("let mut attempt = max; /*L*/loop {{ attempt += 1; match c.send().await {{ {ok} {gu} Err(_) => {{}} }} }}"),
+            "let mut attempt = 0; /*L*/while attempt < 3 { match c.send().await { Ok(r) => return Ok(r), Err(_) => {} } }".to_string(),
+            "let mut attempt = 0; /*L*/while attempt != 3 { attempt += 1; match c.send().await { Ok(r) => return Ok(r), Err(_) => {} } }".to_string(),
+            // Failure arms that leave or go round early, a macro that may hide either, a wait
+            // inside a condition, a statement that is neither wait nor logging.
+            "/*L*/for _ in 0..3 { match c.send().await { Ok(r) => return Ok(r), Err(_) => continue, } }".to_string(),
+            "/*L*/for _ in 0..3 { match c.send().await { Ok(r) => return Ok(r), Err(_) => break, } }".to_string(),
+            "/*L*/for _ in 0..3 { match c.send().await { Ok(r) => return Ok(r), Err(e) => bail_on!(e), } }".to_string(),
+            "/*L*/for _ in 0..3 { match c.send().await { Ok(r) => return Ok(r), Err(e) => { if slow(&e) { sleep(D).await; } } } }".to_string(),
+            "/*L*/for _ in 0..3 { let req = c.build(); match req.send().await { Ok(r) => return Ok(r), Err(_) => {} } }".to_string(),
+            "/*L*/for _ in 0..3 { match c.send().await { Ok(r) => return Ok(r), Err(e) => errors.push(e), } }".to_string(),
+            // A labelled loop; a success arm with a guard; two success arms.
+            "'l: /*L*/for _ in 0..3 { match c.send().await { Ok(r) => return Ok(r), Err(_) => {} } }".to_string(),
+            "/*L*/for _ in 0..3 { match c.send().await { Ok(r) if r.ok() => return Ok(r), _ => {} } }".to_string(),
+            // `if let` in a counted `loop` (its give-up is elsewhere).
+            "let mut attempt = 0; /*L*/loop { attempt += 1; if let Ok(r) = c.send().await { return Ok(r); } }".to_string(),
+            // A guard that compares a local.
+            "let code = 3; /*L*/for _ in 0..3 { match c.send().await { Ok(r) => return Ok(r), Err(e) if e.code() == code => warn!(\"{e}\"), Err(_) => {} } }".to_string(),
+        ];
+        for m in &misses {
+            assert!(client("", m).is_none(), "got a shape for {m}");
+        }
+        // Logging that reads `self` by value would move it into the future.
+        let by_value = "impl S { async fn f(self) -> Result<R, E> { /*L*/for _ in 0..3 { match self.c.send().await { Ok(r) => return Ok(r), Err(e) => warn!(\"{} {e}\", self.name), } } Err(E::GaveUp) } }";
+        assert!(shape(by_value, "").is_none());
+        assert!(shape(&by_value.replace("(self)", "(&self)"), "").is_some());
+        // A timer's error give-up without a timed-out one.
+        let t = "async fn f() -> Result<R, E> { let mut n = 0; /*L*/loop { n += 1; match timeout(D, c.send()).await { Ok(Ok(r)) => return Ok(r), Ok(Err(e)) if n >= 3 => return Err(e), _ => {} } } }";
+        assert!(shape(t, "timeout").is_none());
     }
 }
