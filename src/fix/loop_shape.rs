@@ -458,13 +458,13 @@ impl Cx<'_> {
 
     /// The attempt statement's parts.
     fn attempt<'s>(&self, stmt: &'s syn::Stmt, is_loop: bool) -> Option<Attempt<'s>> {
-        let syn::Stmt::Expr(e, _) = stmt else {
+        let syn::Stmt::Expr(attempt_expr, _) = stmt else {
             return None;
         };
-        match e {
+        match attempt_expr {
             syn::Expr::Match(m) => {
                 let (call, timer) = self.awaited(&m.expr)?;
-                let mut a = Attempt {
+                let mut parts = Attempt {
                     call,
                     timer,
                     success: None,
@@ -473,14 +473,14 @@ impl Cx<'_> {
                     waits: false,
                     observed: Vec::new(),
                 };
-                let timed = a.timer.is_some();
+                let under_timer = parts.timer.is_some();
                 for arm in &m.arms {
-                    if let Some(inner) = ok_inner(&arm.pat, timed) {
-                        if a.success.is_some() || arm.guard.is_some() {
+                    if let Some(inner) = ok_inner(&arm.pat, under_timer) {
+                        if parts.success.is_some() || arm.guard.is_some() {
                             return None;
                         }
-                        a.success = Some((inner, &*arm.body));
-                    } else if !failure_pat(&arm.pat, timed) {
+                        parts.success = Some((inner, &*arm.body));
+                    } else if !failure_pat(&arm.pat, under_timer) {
                         return None;
                     } else if is_loop
                         && arm
@@ -488,19 +488,19 @@ impl Cx<'_> {
                             .as_ref()
                             .is_some_and(|(_, g)| give_up_guard(self, g).is_some())
                     {
-                        a.observed.push(self.span(&*arm.guard.as_ref()?.1));
-                        a.observed.push(self.span(&*arm.body));
-                        a.give_ups.push(arm);
+                        parts.observed.push(self.span(&*arm.guard.as_ref()?.1));
+                        parts.observed.push(self.span(&*arm.body));
+                        parts.give_ups.push(arm);
                     } else {
                         if !only_observes(&arm.body) {
                             return None;
                         }
                         let (body, waited) = self.without_waits(&arm.body)?;
-                        a.waits |= waited;
-                        a.observed.push(self.span(&*arm.body));
-                        if let Some(pat) = closure_pat(self, &arm.pat, timed) {
+                        parts.waits |= waited;
+                        parts.observed.push(self.span(&*arm.body));
+                        if let Some(pat) = closure_pat(self, &arm.pat, under_timer) {
                             if !body.trim().is_empty() {
-                                a.failures.push(Logging {
+                                parts.failures.push(Logging {
                                     pat: Some(pat),
                                     guard: arm.guard.as_ref().map(|(_, g)| self.text(&**g)),
                                     body,
@@ -509,15 +509,15 @@ impl Cx<'_> {
                         }
                     }
                 }
-                Some(a)
+                Some(parts)
             }
-            syn::Expr::If(i) if !is_loop => {
-                let syn::Expr::Let(l) = &*i.cond else {
+            syn::Expr::If(if_let) if !is_loop => {
+                let syn::Expr::Let(cond) = &*if_let.cond else {
                     return None;
                 };
-                let (call, timer) = self.awaited(&l.expr)?;
-                let inner = ok_inner(&l.pat, timer.is_some())?;
-                let mut a = Attempt {
+                let (call, timer) = self.awaited(&cond.expr)?;
+                let inner = ok_inner(&cond.pat, timer.is_some())?;
+                let mut parts = Attempt {
                     call,
                     timer,
                     success: None,
@@ -526,8 +526,8 @@ impl Cx<'_> {
                     waits: false,
                     observed: Vec::new(),
                 };
-                a.success = Some((inner, then_expr(i)?));
-                if let Some((_, els)) = &i.else_branch {
+                parts.success = Some((inner, then_expr(if_let)?));
+                if let Some((_, els)) = &if_let.else_branch {
                     let syn::Expr::Block(b) = &**els else {
                         return None;
                     };
@@ -535,17 +535,17 @@ impl Cx<'_> {
                         return None;
                     }
                     let (body, waited) = self.without_waits(els)?;
-                    a.waits |= waited;
-                    a.observed.push(self.span(&b.block));
+                    parts.waits |= waited;
+                    parts.observed.push(self.span(&b.block));
                     if !body.trim().is_empty() {
-                        a.failures.push(Logging {
+                        parts.failures.push(Logging {
                             pat: Some("Err(_)".into()),
                             guard: None,
                             body,
                         });
                     }
                 }
-                Some(a)
+                Some(parts)
             }
             _ => None,
         }
@@ -1067,8 +1067,7 @@ fn is_attempt_stmt(stmt: &syn::Stmt) -> bool {
 
 fn is_macro_stmt(stmt: &syn::Stmt) -> bool {
     match stmt {
-        syn::Stmt::Macro(_) => stmt_observes(stmt),
-        syn::Stmt::Expr(syn::Expr::Macro(_), Some(_)) => stmt_observes(stmt),
+        syn::Stmt::Macro(_) | syn::Stmt::Expr(syn::Expr::Macro(_), Some(_)) => stmt_observes(stmt),
         _ => false,
     }
 }
@@ -1148,7 +1147,7 @@ pub fn only_observes(body: &syn::Expr) -> bool {
 fn only_observes_but_exit(body: &syn::Expr) -> bool {
     match body {
         syn::Expr::Block(b) => b.block.stmts.split_last().is_some_and(|(last, rest)| {
-            rest.iter().all(|s| Observe::check_stmt(s))
+            rest.iter().all(Observe::check_stmt)
                 && match last {
                     syn::Stmt::Expr(e, _) => Observe::check(e, true),
                     _ => false,
@@ -1379,16 +1378,16 @@ mod tests {
         )
     }
 
-    fn lit(n: u64) -> Option<Count> {
-        Some(Count::Lit(n))
+    fn lit(n: u64) -> Count {
+        Count::Lit(n)
     }
 
-    fn expr(base: &str, plus: i64, at_least_one: bool) -> Option<Count> {
-        Some(Count::Expr {
+    fn expr(base: &str, plus: i64, at_least_one: bool) -> Count {
+        Count::Expr {
             base: base.into(),
             plus,
             at_least_one,
-        })
+        }
     }
 
     /// A counted `loop` gives up on the first attempt whose counter passes the guard: attempt
@@ -1396,31 +1395,31 @@ mod tests {
     #[test]
     fn counted_loop_attempts_off_by_one() {
         let cases: &[(&str, bool, &str, Option<Count>)] = &[
-            ("0", true, "attempt >= 3", lit(3)),
-            ("0", false, "attempt >= 3", lit(4)),
-            ("0", true, "attempt > 3", lit(4)),
-            ("0", false, "attempt > 3", lit(5)),
-            ("1", true, "attempt >= 3", lit(2)),
-            ("1", false, "attempt >= 3", lit(3)),
-            ("1", false, "attempt > 3", lit(4)),
-            ("0", true, "3 <= attempt", lit(3)),
-            ("0", true, "3 < attempt", lit(4)),
+            ("0", true, "attempt >= 3", Some(lit(3))),
+            ("0", false, "attempt >= 3", Some(lit(4))),
+            ("0", true, "attempt > 3", Some(lit(4))),
+            ("0", false, "attempt > 3", Some(lit(5))),
+            ("1", true, "attempt >= 3", Some(lit(2))),
+            ("1", false, "attempt >= 3", Some(lit(3))),
+            ("1", false, "attempt > 3", Some(lit(4))),
+            ("0", true, "3 <= attempt", Some(lit(3))),
+            ("0", true, "3 < attempt", Some(lit(4))),
             // The first attempt is always made.
-            ("0", true, "attempt >= 0", lit(1)),
-            ("5", true, "attempt >= 3", lit(1)),
-            ("0", true, "attempt >= max", expr("max", 0, true)),
-            ("0", false, "attempt > max", expr("max", 2, true)),
+            ("0", true, "attempt >= 0", Some(lit(1))),
+            ("5", true, "attempt >= 3", Some(lit(1))),
+            ("0", true, "attempt >= max", Some(expr("max", 0, true))),
+            ("0", false, "attempt > max", Some(expr("max", 2, true))),
             (
                 "1",
                 true,
                 "attempt >= MAX_RETRIES",
-                expr("MAX_RETRIES", -1, true),
+                Some(expr("MAX_RETRIES", -1, true)),
             ),
             (
                 "0",
                 true,
                 "attempt >= self.max + 1",
-                expr("self.max + 1", 0, true),
+                Some(expr("self.max + 1", 0, true)),
             ),
         ];
         for (start, pre, guard, want) in cases {
@@ -1438,16 +1437,16 @@ mod tests {
     fn while_and_for_attempts() {
         let body = "{ attempt += 1; match c.send().await { Ok(r) => return Ok(r), Err(e) => warn!(\"{e}\"), } }";
         let cases: &[(&str, &str, Option<Count>)] = &[
-            ("0", "attempt < 3", lit(3)),
-            ("1", "attempt < 3", lit(2)),
-            ("0", "attempt <= 3", lit(4)),
+            ("0", "attempt < 3", Some(lit(3))),
+            ("1", "attempt < 3", Some(lit(2))),
+            ("0", "attempt <= 3", Some(lit(4))),
             ("3", "attempt < 3", None),
-            ("0", "attempt < max", expr("max", 0, false)),
-            ("1", "attempt <= max", expr("max", 0, false)),
+            ("0", "attempt < max", Some(expr("max", 0, false))),
+            ("1", "attempt <= max", Some(expr("max", 0, false))),
             (
                 "2",
                 "attempt < self.retries",
-                expr("self.retries", -2, false),
+                Some(expr("self.retries", -2, false)),
             ),
         ];
         for (start, cond, want) in cases {
@@ -1460,15 +1459,18 @@ mod tests {
         }
         let body = "{ match c.send().await { Ok(r) => return Ok(r), Err(e) => warn!(\"{e}\"), } }";
         let cases: &[(&str, Option<Count>)] = &[
-            ("0..3", lit(3)),
-            ("1..=3", lit(3)),
-            ("0..=3", lit(4)),
+            ("0..3", Some(lit(3))),
+            ("1..=3", Some(lit(3))),
+            ("0..=3", Some(lit(4))),
             ("3..3", None),
-            ("0..max", expr("max", 0, false)),
-            ("1..max", expr("max", -1, false)),
-            ("1..=max", expr("max", 0, false)),
-            ("0..=max", expr("max", 1, false)),
-            ("0..self.conf.retries", expr("self.conf.retries", 0, false)),
+            ("0..max", Some(expr("max", 0, false))),
+            ("1..max", Some(expr("max", -1, false))),
+            ("1..=max", Some(expr("max", 0, false))),
+            ("0..=max", Some(expr("max", 1, false))),
+            (
+                "0..self.conf.retries",
+                Some(expr("self.conf.retries", 0, false)),
+            ),
             // Not pure, or not counted from a literal.
             ("0..c.retries()", None),
             ("start..3", None),
@@ -1550,7 +1552,7 @@ mod tests {
             format!("let mut attempt = 0; /*L*/loop {{ attempt += 1; match c.send(attempt).await {{ {ok} {gu} Err(e) => warn!(\"{{e}}\"), }} }}"),
             format!("let mut attempt = 0; /*L*/loop {{ attempt += 1; match c.send().await {{ {ok} {gu} Err(_) => attempt = 0, }} }}"),
             format!("let mut attempt = 0; /*L*/loop {{ attempt += 1; attempt += 1; match c.send().await {{ {ok} {gu} Err(_) => {{}} }} }}"),
-            format!("let mut attempt = 0; let v = /*L*/loop {{ attempt += 1; match c.send().await {{ Ok(r) => break Ok(r), Err(_) if attempt >= 3 => break Err(E::GaveUp), Err(_) => {{}} }} }}; log!(\"{{attempt}}\"); v"),
+            "let mut attempt = 0; let v = /*L*/loop { attempt += 1; match c.send().await { Ok(r) => break Ok(r), Err(_) if attempt >= 3 => break Err(E::GaveUp), Err(_) => {} } }; log!(\"{attempt}\"); v".to_string(),
             // A client's give-up that returns the error: no error when the runtime's timer ends
             // the last attempt.
             format!("let mut attempt = 0; /*L*/loop {{ attempt += 1; match c.send().await {{ {ok} Err(e) if attempt >= 3 => return Err(e), Err(_) => {{}} }} }}"),

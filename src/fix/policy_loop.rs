@@ -37,6 +37,8 @@
 //! Deliberately absent: keeping the loop's own waits (the runtime owns the waits), and any
 //! shape [`crate::fix::loop_shape`] does not read.
 
+use std::fmt::Write as _;
+
 use syn::spanned::Spanned;
 use syn::visit::Visit;
 
@@ -153,9 +155,11 @@ fn attempts(count: &Count) -> String {
                 "u32::try_from({base}).unwrap_or_else(|_| if {b} > 0 {{ u32::MAX }} else {{ 0 }})"
             );
             match plus.cmp(&0) {
-                std::cmp::Ordering::Greater => s.push_str(&format!(".saturating_add({plus})")),
+                std::cmp::Ordering::Greater => {
+                    let _ = write!(s, ".saturating_add({plus})");
+                }
                 std::cmp::Ordering::Less => {
-                    s.push_str(&format!(".saturating_sub({})", plus.unsigned_abs()));
+                    let _ = write!(s, ".saturating_sub({})", plus.unsigned_abs());
                 }
                 std::cmp::Ordering::Equal => {}
             }
@@ -195,8 +199,8 @@ impl Lines {
     }
 }
 
-fn emit(src: &SourceFile, shape: &Shape, n: &Names, cap: &str, indent: &str) -> String {
-    let mut l = Lines {
+fn emit(src: &SourceFile, shape: &Shape, names: &Names, cap: &str, indent: &str) -> String {
+    let mut out = Lines {
         base: indent.to_string(),
         out: String::new(),
     };
@@ -204,12 +208,12 @@ fn emit(src: &SourceFile, shape: &Shape, n: &Names, cap: &str, indent: &str) -> 
     // A block around the rewrite when it is a value or borrows locals (the borrows must not
     // outlive it).
     let block = value || !shape.borrows.is_empty();
-    let mut d = 0;
+    let mut depth = 0;
     if block {
-        l.line(0, "{");
-        d = 1;
+        out.line(0, "{");
+        depth = 1;
         for b in &shape.borrows {
-            l.line(d, &format!("let {b} = &{b};"));
+            out.line(depth, &format!("let {b} = &{b};"));
         }
     }
     let count = attempts(&shape.count);
@@ -230,191 +234,213 @@ fn emit(src: &SourceFile, shape: &Shape, n: &Names, cap: &str, indent: &str) -> 
     let builder_head = if may_be_zero {
         format!(
             "if let Ok({}) = timeoutlint_retry::RetryPolicy::builder()",
-            n.policy
+            names.policy
         )
     } else {
         format!(
             "let {} = timeoutlint_retry::RetryPolicy::builder()",
-            n.policy
+            names.policy
         )
     };
-    l.line(d, &builder_head);
-    l.line(d + 1, &format!(".max_attempts({count})"));
-    l.line(d + 1, &format!(".attempt_timeout({cap})"));
-    l.line(
-        d + 1,
+    out.line(depth, &builder_head);
+    out.line(depth + 1, &format!(".max_attempts({count})"));
+    out.line(depth + 1, &format!(".attempt_timeout({cap})"));
+    out.line(
+        depth + 1,
         "// The old worst case, attempts x timeout: choose the caller's real budget.",
     );
-    l.line(d + 1, &format!(".total({total})"));
+    out.line(depth + 1, &format!(".total({total})"));
     if !shape.waits {
         // The loop went straight to the next attempt.
-        l.line(d + 1, ".backoff_none()");
+        out.line(depth + 1, ".backoff_none()");
     }
     if may_be_zero {
         // The builder refuses zero attempts: then the loop made none either.
-        l.line(d + 1, ".build()");
-        l.line(d, "{");
-        d += 1;
+        out.line(depth + 1, ".build()");
+        out.line(depth, "{");
+        depth += 1;
     } else {
-        l.line(d + 1, ".build()");
-        l.line(
-            d + 1,
+        out.line(depth + 1, ".build()");
+        out.line(
+            depth + 1,
             ".expect(\"an attempt cap and a deadline make a valid policy\");",
         );
     }
     let call = src.slice(shape.call);
     let (spat, sleave) = &shape.success;
     let head = match &shape.give_up {
-        None => format!("if let Ok({spat}) = {}", n.policy),
-        Some(_) => format!("match {}", n.policy),
+        None => format!("if let Ok({spat}) = {}", names.policy),
+        Some(_) => format!("match {}", names.policy),
     };
-    l.line(d, &head);
-    l.line(d + 1, ".call()");
-    l.line(
-        d + 1,
+    out.line(depth, &head);
+    out.line(depth + 1, ".call()");
+    out.line(
+        depth + 1,
         "// The loop retried every error; remove this line to let the error's `Classify` decide.",
     );
-    l.line(
-        d + 1,
+    out.line(
+        depth + 1,
         ".classify(|_| timeoutlint_retry::Outcome::Retryable)",
     );
     if shape.logging.is_empty() {
-        l.line(d + 1, &format!(".run(|_attempt| {call})"));
+        out.line(depth + 1, &format!(".run(|_attempt| {call})"));
     } else {
         let uses_attempt =
             shape.give_up.is_some() || shape.counter.as_ref().is_some_and(|c| c.in_logging);
         let param = if uses_attempt {
-            n.attempt.as_str()
+            names.attempt.as_str()
         } else {
             "_attempt"
         };
-        l.line(d + 1, &format!(".run(|{param}| {{"));
-        let e = d + 2;
+        out.line(depth + 1, &format!(".run(|{param}| {{"));
+        let inner = depth + 2;
         if let Some(c) = shape.counter.as_ref().filter(|c| c.in_logging) {
-            l.line(
-                e,
+            out.line(
+                inner,
                 &format!(
                     "let {} = {};",
                     c.name,
-                    plus_offset(&format!("{}.number", n.attempt), c.offset)
+                    plus_offset(&format!("{}.number", names.attempt), c.offset)
                 ),
             );
         }
         if shape.give_up.is_some() {
-            l.line(e, &format!("let {} = {}.is_last();", n.last, n.attempt));
+            out.line(
+                inner,
+                &format!("let {} = {}.is_last();", names.last, names.attempt),
+            );
         }
-        l.line(e, &format!("let {} = {call};", n.call));
-        l.line(e, "async move {");
-        l.line(e + 1, &format!("let {} = {}.await;", n.result, n.call));
-        let mut f = e + 1;
+        out.line(inner, &format!("let {} = {call};", names.call));
+        out.line(inner, "async move {");
+        out.line(
+            inner + 1,
+            &format!("let {} = {}.await;", names.result, names.call),
+        );
+        let mut log_depth = inner + 1;
         if shape.give_up.is_some() {
             // The give-up arm, not the failure arms, ran after the last attempt.
-            l.line(f, &format!("if !{} {{", n.last));
-            f += 1;
+            out.line(log_depth, &format!("if !{} {{", names.last));
+            log_depth += 1;
         }
-        let arms: Vec<_> = shape.logging.iter().filter(|g| g.pat.is_some()).collect();
+        let arms: Vec<_> = shape
+            .logging
+            .iter()
+            .filter(|piece| piece.pat.is_some())
+            .collect();
         if !arms.is_empty() {
-            l.line(f, &format!("match &{} {{", n.result));
-            for g in &arms {
-                let guard = g
+            out.line(log_depth, &format!("match &{} {{", names.result));
+            for arm in &arms {
+                let guard = arm
                     .guard
                     .as_ref()
-                    .map(|g| format!(" if {g}"))
+                    .map(|guard| format!(" if {guard}"))
                     .unwrap_or_default();
-                l.line(
-                    f + 1,
+                out.line(
+                    log_depth + 1,
                     &format!(
                         "{}{guard} => {{ {} }}",
-                        g.pat.as_deref().unwrap_or("_"),
-                        g.body
+                        arm.pat.as_deref().unwrap_or("_"),
+                        arm.body
                     ),
                 );
             }
-            l.line(f + 1, "_ => {}");
-            l.line(f, "}");
+            out.line(log_depth + 1, "_ => {}");
+            out.line(log_depth, "}");
         }
-        let after: Vec<_> = shape.logging.iter().filter(|g| g.pat.is_none()).collect();
+        let after: Vec<_> = shape
+            .logging
+            .iter()
+            .filter(|piece| piece.pat.is_none())
+            .collect();
         if !after.is_empty() {
-            l.line(f, &format!("if {}.is_err() {{", n.result));
-            for g in after {
-                l.line(f + 1, &g.body);
+            out.line(log_depth, &format!("if {}.is_err() {{", names.result));
+            for stmt in after {
+                out.line(log_depth + 1, &stmt.body);
             }
-            l.line(f, "}");
+            out.line(log_depth, "}");
         }
         if shape.give_up.is_some() {
-            l.line(e + 1, "}");
+            out.line(inner + 1, "}");
         }
-        l.line(e + 1, &n.result);
-        l.line(e, "}");
-        l.line(d + 1, "})");
+        out.line(inner + 1, &names.result);
+        out.line(inner, "}");
+        out.line(depth + 1, "})");
     }
-    l.line(d + 1, ".await");
+    out.line(depth + 1, ".await");
     match &shape.give_up {
         None => {
-            l.line(d, "{");
+            out.line(depth, "{");
             match sleave.text.strip_prefix("return") {
                 Some(rest) if !sleave.text.starts_with('{') => {
-                    l.line(d + 1, &format!("return{rest};"));
+                    out.line(depth + 1, &format!("return{rest};"));
                 }
-                _ => l.line(d + 1, &sleave.text),
+                _ => out.line(depth + 1, &sleave.text),
             }
-            l.line(d, "}");
+            out.line(depth, "}");
         }
-        Some(g) => {
-            l.line(d, "{");
-            l.line(d + 1, &format!("Ok({spat}) => {},", sleave.text));
+        Some(give_up) => {
+            out.line(depth, "{");
+            out.line(depth + 1, &format!("Ok({spat}) => {},", sleave.text));
             let count_line = shape.counter.as_ref().and_then(|c| {
-                let reads = g.otherwise.reads_counter
-                    || g.on_error.as_ref().is_some_and(|(_, x)| x.reads_counter);
+                let reads = give_up.otherwise.reads_counter
+                    || give_up
+                        .on_error
+                        .as_ref()
+                        .is_some_and(|(_, x)| x.reads_counter);
                 reads.then(|| {
                     format!(
                         "let {} = {};",
                         c.name,
-                        plus_offset(&format!("{}.attempts()", n.error), c.offset)
+                        plus_offset(&format!("{}.attempts()", names.error), c.offset)
                     )
                 })
             });
-            match (&g.on_error, &count_line) {
-                (None, None) => l.line(d + 1, &format!("Err(_) => {},", g.otherwise.text)),
+            match (&give_up.on_error, &count_line) {
+                (None, None) => {
+                    out.line(depth + 1, &format!("Err(_) => {},", give_up.otherwise.text));
+                }
                 (None, Some(c)) => {
-                    l.line(d + 1, &format!("Err({}) => {{", n.error));
-                    l.line(d + 2, c);
-                    l.line(d + 2, &g.otherwise.text);
-                    l.line(d + 1, "}");
+                    out.line(depth + 1, &format!("Err({}) => {{", names.error));
+                    out.line(depth + 2, c);
+                    out.line(depth + 2, &give_up.otherwise.text);
+                    out.line(depth + 1, "}");
                 }
                 (Some((pe, body)), c) => {
-                    l.line(d + 1, &format!("Err({}) => {{", n.error));
+                    out.line(depth + 1, &format!("Err({}) => {{", names.error));
                     if let Some(c) = c {
-                        l.line(d + 2, c);
+                        out.line(depth + 2, c);
                     }
-                    l.line(
-                        d + 2,
+                    out.line(
+                        depth + 2,
                         &format!(
                             "let {} = {}.history().last().is_some_and(|r| r.end == timeoutlint_retry::AttemptEnd::TimedOut);",
-                            n.timed_out, n.error
+                            names.timed_out, names.error
                         ),
                     );
-                    l.line(d + 2, &format!("match {}.into_last_error() {{", n.error));
-                    l.line(
-                        d + 3,
-                        &format!("Some({pe}) if !{} => {},", n.timed_out, body.text),
+                    out.line(
+                        depth + 2,
+                        &format!("match {}.into_last_error() {{", names.error),
                     );
-                    l.line(d + 3, &format!("_ => {},", g.otherwise.text));
-                    l.line(d + 2, "}");
-                    l.line(d + 1, "}");
+                    out.line(
+                        depth + 3,
+                        &format!("Some({pe}) if !{} => {},", names.timed_out, body.text),
+                    );
+                    out.line(depth + 3, &format!("_ => {},", give_up.otherwise.text));
+                    out.line(depth + 2, "}");
+                    out.line(depth + 1, "}");
                 }
             }
-            l.line(d, "}");
+            out.line(depth, "}");
         }
     }
     if may_be_zero {
-        d -= 1;
-        l.line(d, "}");
+        depth -= 1;
+        out.line(depth, "}");
     }
     if block {
-        l.line(0, "}");
+        out.line(0, "}");
     }
-    l.out
+    out.out
 }
 
 /// The text of the innermost `fn` around `at` (for name clashes).
