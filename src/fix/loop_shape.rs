@@ -127,8 +127,8 @@ pub struct Shape {
     pub counter: Option<CounterView>,
     /// The loop waited between attempts.
     pub waits: bool,
-    /// The function's locals the logging reads: borrowed before the policy, so the per-attempt
-    /// future can take a copy of the borrow.
+    /// The function's locals the logging reads: borrowed in the attempt's closure, so the
+    /// per-attempt future moves in a copy of the borrow, not the local.
     pub borrows: Vec<String>,
 }
 

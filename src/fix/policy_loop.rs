@@ -27,12 +27,13 @@
 //! Ok(..)` (the builder refuses zero attempts; the loop then made none). Counts from the source
 //! stay expressions (`u32::try_from(n)`, saturating). The runtime has no per-attempt error hook,
 //! so the logging runs inside the attempt's future, over a borrow of the result; the locals it
-//! reads are borrowed before the policy. On a counted `loop`'s last attempt the give-up arm ran
-//! instead of the failure arms: the logging skips `attempt.is_last()`, and the give-up body runs
-//! after the policy gave up. Under a timer the loop's timed-out arms have no future to run in
-//! (the runtime's timer ends that attempt and traces it); a timed-out give-up is taken when the
-//! last attempt timed out. A client's give-up that returns the error itself gets no rewrite:
-//! when the runtime's timer ends the last attempt there is no error to return.
+//! reads are borrowed in the attempt's closure, so the future moves in a copy of the borrow. On
+//! a counted `loop`'s last attempt the give-up arm ran instead of the failure arms: the logging
+//! skips `attempt.is_last()`, and the give-up body runs after the policy gave up. Under a timer
+//! the loop's timed-out arms have no future to run in (the runtime's timer ends that attempt and
+//! traces it); a timed-out give-up is taken when the last attempt timed out. A client's give-up
+//! that returns the error itself gets no rewrite: when the runtime's timer ends the last attempt
+//! there is no error to return.
 //!
 //! Deliberately absent: keeping the loop's own waits (the runtime owns the waits), and any
 //! shape [`crate::fix::loop_shape`] does not read.
@@ -205,16 +206,12 @@ fn emit(src: &SourceFile, shape: &Shape, names: &Names, cap: &str, indent: &str)
         out: String::new(),
     };
     let value = shape.exit == Exit::Break;
-    // A block around the rewrite when it is a value or borrows locals (the borrows must not
-    // outlive it).
-    let block = value || !shape.borrows.is_empty();
+    // A block around the rewrite when it is a value.
+    let block = value;
     let mut depth = 0;
     if block {
         out.line(0, "{");
         depth = 1;
-        for b in &shape.borrows {
-            out.line(depth, &format!("let {b} = &{b};"));
-        }
     }
     let count = attempts(&shape.count);
     let may_be_zero = matches!(
@@ -311,6 +308,10 @@ fn emit(src: &SourceFile, shape: &Shape, names: &Names, cap: &str, indent: &str)
             );
         }
         out.line(inner, &format!("let {} = {call};", names.call));
+        // The future gets a copy of a borrow, not the local (the closure runs once per attempt).
+        for b in &shape.borrows {
+            out.line(inner, &format!("let {b} = &{b};"));
+        }
         out.line(inner, "async move {");
         out.line(
             inner + 1,

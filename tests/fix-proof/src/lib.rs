@@ -157,7 +157,8 @@ pub async fn counted_loop(url: &str) -> Result<String, String> {
     loop {
         attempt += 1;
         match client.get(url).send().await {
-            Ok(r) => return Ok(r.status().to_string()),
+            // The success moves the local the logging borrows.
+            Ok(r) => return Ok(label + r.status().as_str()),
             Err(_) if attempt >= LOOP_ATTEMPTS => {
                 eprintln!("{label}: giving up after {attempt} attempts");
                 return Err("gave up".to_string());
