@@ -20,7 +20,7 @@ use syn::visit::{self, Visit};
 use syn::{Expr, Pat};
 
 use super::imports::path_segments;
-use super::words::words_of;
+use super::words::{ident_words_of, words_of};
 use super::{span_of, Cap, Deadline, Facts, FnKind, Imports};
 use crate::base::apis::Apis;
 use crate::base::source::{SourceFile, Span};
@@ -410,7 +410,7 @@ impl Summarizer<'_> {
     fn classify(&mut self, m: &syn::ExprMethodCall, name: &str) -> Option<usize> {
         let arg = m.args.first()?;
         let text = self.src.slice(self.span(arg.span())).to_string();
-        if text == "None" || fixed_words_fail(&words_of(arg)) {
+        if text == "None" || not_fixed(arg) {
             return None;
         }
         let chain = self.chain(&m.receiver);
@@ -638,6 +638,25 @@ const TIME_WORDS: &[&str] = &[
     "expiry",
     "expires",
 ];
+
+/// A duration argument that is not a fixed per-attempt bound: computed from the time left, or
+/// the attempt's own bound handed out by a retry runtime (`attempt.timeout` of
+/// `timeoutlint_retry`'s `Attempt`, already capped by the deadline: the fix this rule suggests).
+fn not_fixed(arg: &Expr) -> bool {
+    struct V(bool);
+    impl<'ast> Visit<'ast> for V {
+        fn visit_expr_field(&mut self, f: &'ast syn::ExprField) {
+            let timeout = matches!(&f.member, syn::Member::Named(m) if m == "timeout");
+            if timeout && ident_words_of(&*f.base).contains("attempt") {
+                self.0 = true;
+            }
+            visit::visit_expr_field(self, f);
+        }
+    }
+    let mut v = V(false);
+    v.visit_expr(arg);
+    v.0 || fixed_words_fail(&words_of(arg))
+}
 
 /// The duration is computed from the time left (or absent): not a fixed per-attempt bound.
 fn fixed_words_fail(words: &BTreeSet<String>) -> bool {
@@ -940,7 +959,7 @@ impl Summarizer<'_> {
                     return;
                 };
                 let text = self.src.slice(self.span(arg.span())).to_string();
-                if text == "None" || fixed_words_fail(&words_of(arg)) {
+                if text == "None" || not_fixed(arg) {
                     return;
                 }
                 let span = Span::new(start, self.span(inner.span()).end);
@@ -1116,7 +1135,7 @@ impl<'ast> Visit<'ast> for Summarizer<'_> {
                         .any(|t| t == "timeout_mut")
                 {
                     let text = self.src.slice(self.span(a.right.span())).to_string();
-                    if text != "None" && !fixed_words_fail(&words_of(&*a.right)) {
+                    if text != "None" && !not_fixed(&a.right) {
                         let span = self.span(m.method.span());
                         let span = Span::new(span.start, self.span(a.span()).end);
                         if !self.seen.contains_key(&span.start) {

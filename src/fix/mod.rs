@@ -152,6 +152,7 @@ pub fn fix_with(text: &str, level: Level, lint: impl Fn(&str) -> Option<Vec<Diag
     }
 }
 
+pub mod loop_shape;
 pub mod policy_loop;
 
 /// Helpers for rules building fixes from source slices.

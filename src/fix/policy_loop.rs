@@ -1,23 +1,44 @@
-//! Rewrites one shape of retry loop onto `timeoutlint_retry::RetryPolicy`: the same attempt
-//! count, the per-attempt timeout as the policy's attempt cap, and one deadline over the whole.
+//! Rewrites a counted retry loop onto `timeoutlint_retry::RetryPolicy`: the same number of
+//! attempts, the per-attempt timeout as the policy's attempt cap, one deadline over the whole,
+//! and the loop's own flow kept: what it returns on success, what it logs after a failed
+//! attempt, and how it gives up.
 //!
-//! The shape (anything else gets no rewrite, because its control flow cannot be kept):
+//! The shapes are read by [`crate::fix::loop_shape`] (`for` over a range, `while c < n`, a
+//! counted `loop` with a give-up arm; `match` or `if let` on the awaited call). The rewrite:
 //!
 //! ```text
-//! for PAT in A..B {                 // or A..=B, integer literals: N attempts
-//!     match CALL.await {            // or timeout(D, CALL).await, the per-attempt timer
-//!         Ok(P) => return E,        // Ok(Ok(P)) under a timer; the only success arm
-//!         <failure arms>            // Err(..), Ok(Err(..)), _: no return, break, ?, assignment
+//! let policy = RetryPolicy::builder().max_attempts(N).attempt_timeout(D).total(D * N)
+//!     [.backoff_none() when the loop did not wait].build().expect(..);
+//! match policy.call().classify(retry everything).run(|attempt| {
+//!     let call = CALL;                       // built per attempt, as the loop did
+//!     async move {
+//!         let result = call.await;
+//!         match &result { <the failure arms' logging>, _ => {} }   // per attempt
+//!         result
 //!     }
-//!     <waits>                       // only `..sleep(..).await;` statements
+//! }).await {
+//!     Ok(P) => <the success exit>,           // `return E`, or the value `E` of `break E`
+//!     Err(error) => <the give-up>,           // the last attempt's error, as the loop had it
 //! }
 //! ```
 //!
-//! becomes a policy built right there and `if let Ok(P) = policy.call().classify(retry
-//! everything).run(|_attempt| CALL).await { return E; }`, so the code after the loop still runs
-//! when every attempt failed. Deliberately absent: keeping what the failure arms did per attempt
-//! (they log or wait; the runtime traces each attempt and owns the waits), and any loop whose
-//! failure path carries state to the code after it.
+//! A `for` or `while` falls out of the loop after its last attempt: there the match is `if let
+//! Ok(P) = .. { exit }`, and a count that may be zero (`0..n`) builds the policy in an `if let
+//! Ok(..)` (the builder refuses zero attempts; the loop then made none). Counts from the source
+//! stay expressions (`u32::try_from(n)`, saturating). The runtime has no per-attempt error hook,
+//! so the logging runs inside the attempt's future, over a borrow of the result; the locals it
+//! reads are borrowed in the attempt's closure, so the future moves in a copy of the borrow. On
+//! a counted `loop`'s last attempt the give-up arm ran instead of the failure arms: the logging
+//! skips `attempt.is_last()`, and the give-up body runs after the policy gave up. Under a timer
+//! the loop's timed-out arms have no future to run in (the runtime's timer ends that attempt and
+//! traces it); a timed-out give-up is taken when the last attempt timed out. A client's give-up
+//! that returns the error itself gets no rewrite: when the runtime's timer ends the last attempt
+//! there is no error to return.
+//!
+//! Deliberately absent: keeping the loop's own waits (the runtime owns the waits), and any
+//! shape [`crate::fix::loop_shape`] does not read.
+
+use std::fmt::Write as _;
 
 use syn::spanned::Spanned;
 use syn::visit::Visit;
@@ -25,6 +46,7 @@ use syn::visit::Visit;
 use crate::analysis::span_of;
 use crate::base::diagnostic::Edit;
 use crate::base::source::{SourceFile, Span};
+use crate::fix::loop_shape::{self, Bound, Count, Exit, Shape};
 
 /// What bounds each attempt of the loop.
 #[derive(Debug, Clone)]
@@ -40,14 +62,13 @@ pub enum PerAttempt {
 /// A rewrite of one loop.
 #[derive(Debug, Clone)]
 pub struct Rewrite {
-    /// The edit replacing the loop.
-    pub edit: Edit,
+    /// The edits: the loop replaced, and its counter's `let` removed.
+    pub edits: Vec<Edit>,
     /// The attempt cap is a placeholder to replace.
     pub placeholder: bool,
 }
 
-/// The rewrite of the `for` loop whose keyword is at `anchor`, or `None` when it is not the
-/// shape above.
+/// The rewrite of the loop whose keyword is at `anchor`, or `None` when its flow cannot be kept.
 #[must_use]
 pub fn rewrite(
     src: &SourceFile,
@@ -55,293 +76,372 @@ pub fn rewrite(
     anchor: Span,
     per: &PerAttempt,
 ) -> Option<Rewrite> {
-    let l = find_for(src, ast, anchor)?;
-    let attempts = count(&l.expr)?;
-    let bound = crate::fix::syntax::bound_names(&syn::Expr::ForLoop(l.clone()));
-    let mut matched = None;
-    let mut waits = false;
-    for stmt in &l.body.stmts {
-        match stmt {
-            syn::Stmt::Expr(syn::Expr::Match(m), _) if matched.is_none() => matched = Some(m),
-            syn::Stmt::Expr(e, Some(_)) if is_wait(e) => waits = true,
-            _ => return None,
-        }
-    }
-    let m = matched?;
-    let syn::Expr::Await(awaited) = &*m.expr else {
-        return None;
+    let bound = match per {
+        PerAttempt::Timer(callee) => Bound::Timer(*callee),
+        PerAttempt::Client(_) => Bound::Client,
     };
-    let (call, cap, timer) = match per {
-        PerAttempt::Timer(callee) => {
-            let syn::Expr::Call(c) = &*awaited.base else {
-                return None;
-            };
-            if span_of(src, c.func.span()) != *callee || c.args.len() != 2 {
-                return None;
-            }
-            let d = text(src, &c.args[0]);
-            (&c.args[1], Some(d), true)
-        }
-        PerAttempt::Client(d) => (&*awaited.base, d.clone(), false),
+    let shape = loop_shape::read(src, ast, anchor, bound)?;
+    let cap = match per {
+        PerAttempt::Timer(_) => shape.timer.clone(),
+        PerAttempt::Client(d) => d.clone(),
     };
-    let (pat_syn, ret) = success_arm(&m.arms, timer)?;
-    let pat = text(src, pat_syn);
-    // The call and the success arm move out of the loop: nothing they read may be bound in it.
-    // The success arm may read what its own pattern binds.
-    let own = pat_names(pat_syn);
-    let reads_loop = |e: &syn::Expr| {
-        crate::fix::syntax::free_names(e)
+    let func = enclosing_fn_text(src, ast, shape.loop_span)?;
+    let fresh = |candidates: &[&str]| {
+        candidates
             .iter()
-            .any(|n| bound.contains(n) && !own.contains(n))
+            .find(|n| !crate::fix::syntax::has_word(&func, n))
+            .map(|n| (*n).to_string())
     };
-    if reads_loop(call)
-        || reads_loop(&ret)
-        || cap
-            .as_deref()
-            .is_some_and(|d| bound.iter().any(|b| crate::fix::syntax::has_word(d, b)))
-    {
-        return None;
-    }
-    let loop_span = span_of(src, l.span());
-    let func = enclosing_fn_text(src, ast, loop_span)?;
-    let name = ["policy", "retry_policy"]
-        .into_iter()
-        .find(|n| !crate::fix::syntax::has_word(&func, n))?;
-    let indent = crate::fix::syntax::indent_before(src, loop_span.start)?;
+    let names = Names {
+        policy: fresh(&["policy", "retry_policy"])?,
+        attempt: fresh(&["attempt", "retry_attempt", "this_attempt"])?,
+        call: fresh(&["call", "attempt_call", "request_future"])?,
+        result: fresh(&["result", "attempt_result", "outcome"])?,
+        last: fresh(&["last", "is_last_attempt"])?,
+        error: fresh(&["error", "retry_error", "gave_up"])?,
+        timed_out: fresh(&["timed_out", "last_timed_out"])?,
+    };
+    // A loop used as a value (`let v = loop {..}`) starts mid-line: its line's indentation.
+    let indent = match crate::fix::syntax::indent_before(src, shape.loop_span.start) {
+        Some(i) => i,
+        None if shape.exit == Exit::Break => {
+            let line = src.line_span(src.line_index(shape.loop_span.start));
+            let text = src.text.get(line.start..shape.loop_span.start)?;
+            text[..text.len() - text.trim_start().len()].to_string()
+        }
+        None => return None,
+    };
     let duration = duration_path(ast);
     let placeholder = cap.is_none();
     let cap = cap.unwrap_or_else(|| {
         format!("/* the client's per-attempt timeout */ {duration}::from_secs(30)")
     });
-    let total = format!("{} * {attempts}", crate::fix::slices::receiver(&cap));
-    let i = &indent;
-    let backoff = if waits {
-        String::new()
-    } else {
-        // The loop went straight to the next attempt.
-        format!("\n{i}    .backoff_none()")
+    let replacement = emit(src, &shape, &names, &cap, &indent);
+    let mut edits = vec![Edit {
+        span: shape.loop_span,
+        replacement,
+    }];
+    if let Some(l) = shape.counter_let {
+        edits.push(Edit {
+            span: l,
+            replacement: String::new(),
+        });
+    }
+    Some(Rewrite { edits, placeholder })
+}
+
+/// The names the rewrite introduces, none of them used in the function.
+struct Names {
+    policy: String,
+    attempt: String,
+    call: String,
+    result: String,
+    last: String,
+    error: String,
+    timed_out: String,
+}
+
+/// The attempt count as a `u32` expression.
+fn attempts(count: &Count) -> String {
+    match count {
+        Count::Lit(n) => n.to_string(),
+        Count::Expr {
+            base,
+            plus,
+            at_least_one,
+        } => {
+            let b = crate::fix::slices::receiver(base);
+            // Negative counts make no attempt, counts beyond `u32` as many as the runtime has.
+            let mut s = format!(
+                "u32::try_from({base}).unwrap_or_else(|_| if {b} > 0 {{ u32::MAX }} else {{ 0 }})"
+            );
+            match plus.cmp(&0) {
+                std::cmp::Ordering::Greater => {
+                    let _ = write!(s, ".saturating_add({plus})");
+                }
+                std::cmp::Ordering::Less => {
+                    let _ = write!(s, ".saturating_sub({})", plus.unsigned_abs());
+                }
+                std::cmp::Ordering::Equal => {}
+            }
+            if *at_least_one {
+                s.push_str(".max(1)");
+            }
+            s
+        }
+    }
+}
+
+/// `k + offset` for attempt number `k` (a `u32` or a `usize` expression).
+fn plus_offset(k: &str, offset: i64) -> String {
+    match offset.cmp(&0) {
+        std::cmp::Ordering::Greater => format!("{k} + {offset}"),
+        std::cmp::Ordering::Equal => k.to_string(),
+        std::cmp::Ordering::Less => format!("{k}.saturating_sub({})", offset.unsigned_abs()),
+    }
+}
+
+/// Lines with their nesting depth, joined under the loop's indentation.
+struct Lines {
+    base: String,
+    out: String,
+}
+
+impl Lines {
+    fn line(&mut self, depth: usize, text: &str) {
+        if !self.out.is_empty() {
+            self.out.push('\n');
+            self.out.push_str(&self.base);
+        }
+        for _ in 0..depth {
+            self.out.push_str("    ");
+        }
+        self.out.push_str(text);
+    }
+}
+
+fn emit(src: &SourceFile, shape: &Shape, names: &Names, cap: &str, indent: &str) -> String {
+    let mut out = Lines {
+        base: indent.to_string(),
+        out: String::new(),
     };
-    let replacement = format!(
-        "let {name} = timeoutlint_retry::RetryPolicy::builder()
-{i}    .max_attempts({attempts})
-{i}    .attempt_timeout({cap})
-{i}    // The old worst case, attempts x timeout: choose the caller's real budget.
-{i}    .total({total}){backoff}
-{i}    .build()
-{i}    .expect(\"an attempt cap and a deadline make a valid policy\");
-{i}if let {pat} = {name}
-{i}    .call()
-{i}    // The loop retried every error; remove this line to let the error's `Classify` decide.
-{i}    .classify(|_| timeoutlint_retry::Outcome::Retryable)
-{i}    .run(|_attempt| {call})
-{i}    .await
-{i}{{
-{i}    return {ret};
-{i}}}",
-        pat = format_args!("Ok({pat})"),
-        call = text(src, call),
-        ret = text(src, &ret),
+    let value = shape.exit == Exit::Break;
+    // A block around the rewrite when it is a value.
+    let block = value;
+    let mut depth = 0;
+    if block {
+        out.line(0, "{");
+        depth = 1;
+    }
+    let count = attempts(&shape.count);
+    let may_be_zero = matches!(
+        shape.count,
+        Count::Expr {
+            at_least_one: false,
+            ..
+        }
     );
-    Some(Rewrite {
-        edit: Edit {
-            span: loop_span,
-            replacement,
-        },
-        placeholder,
-    })
-}
-
-fn text(src: &SourceFile, e: &impl Spanned) -> String {
-    src.slice(span_of(src, e.span())).to_string()
-}
-
-/// The `for` loop whose `for` keyword is at `anchor`.
-fn find_for(src: &SourceFile, ast: &syn::File, anchor: Span) -> Option<syn::ExprForLoop> {
-    struct V<'a> {
-        src: &'a SourceFile,
-        anchor: Span,
-        found: Option<syn::ExprForLoop>,
-    }
-    impl<'ast> Visit<'ast> for V<'_> {
-        fn visit_expr_for_loop(&mut self, l: &'ast syn::ExprForLoop) {
-            if span_of(self.src, l.for_token.span) == self.anchor && l.label.is_none() {
-                self.found = Some(l.clone());
-            }
-            syn::visit::visit_expr_for_loop(self, l);
-        }
-    }
-    let mut v = V {
-        src,
-        anchor,
-        found: None,
+    let total = match shape.count {
+        Count::Lit(k) => format!("{} * {k}", crate::fix::slices::receiver(cap)),
+        Count::Expr { .. } => format!(
+            "{}.saturating_mul({count})",
+            crate::fix::slices::receiver(cap)
+        ),
     };
-    v.visit_file(ast);
-    v.found
-}
-
-/// The number of iterations of `A..B` / `A..=B` over integer literals, when at least one.
-fn count(range: &syn::Expr) -> Option<u64> {
-    let syn::Expr::Range(r) = range else {
-        return None;
-    };
-    let lit = |e: &Option<Box<syn::Expr>>| -> Option<u64> {
-        match e.as_deref()? {
-            syn::Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Int(i),
-                ..
-            }) => i.base10_parse().ok(),
-            _ => None,
-        }
-    };
-    let (a, b) = (lit(&r.start)?, lit(&r.end)?);
-    let n = match r.limits {
-        syn::RangeLimits::HalfOpen(_) => b.checked_sub(a)?,
-        syn::RangeLimits::Closed(_) => b.checked_sub(a)? + 1,
-    };
-    (1..=u64::from(u32::MAX)).contains(&n).then_some(n)
-}
-
-/// `..sleep(..).await`: a wait the policy's backoff replaces.
-fn is_wait(e: &syn::Expr) -> bool {
-    let syn::Expr::Await(a) = e else { return false };
-    let syn::Expr::Call(c) = &*a.base else {
-        return false;
-    };
-    let syn::Expr::Path(p) = &*c.func else {
-        return false;
-    };
-    p.path.segments.last().is_some_and(|s| s.ident == "sleep")
-}
-
-/// The success arm's pattern inside `Ok(..)` (inside `Ok(Ok(..))` under a timer) and the value
-/// it returns; every other arm must be a failure arm that only observes.
-fn success_arm(arms: &[syn::Arm], timer: bool) -> Option<(&syn::Pat, syn::Expr)> {
-    let mut found = None;
-    for arm in arms {
-        if let Some(inner) = ok_inner(&arm.pat, timer) {
-            if found.is_some() || arm.guard.is_some() {
-                return None;
-            }
-            found = Some((inner, returned(&arm.body)?));
-        } else if !failure_pat(&arm.pat, timer) || !only_observes(&arm.body) {
-            return None;
-        }
-    }
-    found
-}
-
-/// The names a pattern binds.
-fn pat_names(pat: &syn::Pat) -> std::collections::BTreeSet<String> {
-    struct V(std::collections::BTreeSet<String>);
-    impl<'ast> Visit<'ast> for V {
-        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
-            self.0.insert(p.ident.to_string());
-            syn::visit::visit_pat_ident(self, p);
-        }
-    }
-    let mut v = V(std::collections::BTreeSet::new());
-    v.visit_pat(pat);
-    v.0
-}
-
-/// `P` of `Ok(P)`, or of `Ok(Ok(P))` under a timer.
-fn ok_inner(pat: &syn::Pat, timer: bool) -> Option<&syn::Pat> {
-    let inner = ok_of(pat)?;
-    if timer {
-        ok_of(inner)
+    let builder_head = if may_be_zero {
+        format!(
+            "if let Ok({}) = timeoutlint_retry::RetryPolicy::builder()",
+            names.policy
+        )
     } else {
-        Some(inner)
-    }
-}
-
-/// `P` of `Ok(P)`.
-fn ok_of(pat: &syn::Pat) -> Option<&syn::Pat> {
-    let syn::Pat::TupleStruct(t) = pat else {
-        return None;
+        format!(
+            "let {} = timeoutlint_retry::RetryPolicy::builder()",
+            names.policy
+        )
     };
-    (t.path.is_ident("Ok") && t.elems.len() == 1).then(|| &t.elems[0])
-}
-
-/// `Err(..)`, `_`, `Ok(Err(..))` under a timer, or an or-pattern of those.
-fn failure_pat(pat: &syn::Pat, timer: bool) -> bool {
-    match pat {
-        syn::Pat::Wild(_) => true,
-        syn::Pat::Or(o) => o.cases.iter().all(|c| failure_pat(c, timer)),
-        syn::Pat::TupleStruct(t) if t.elems.len() == 1 => {
-            t.path.is_ident("Err")
-                || (timer
-                    && t.path.is_ident("Ok")
-                    && matches!(&t.elems[0], syn::Pat::TupleStruct(e) if e.path.is_ident("Err")))
-        }
-        _ => false,
+    out.line(depth, &builder_head);
+    out.line(depth + 1, &format!(".max_attempts({count})"));
+    out.line(depth + 1, &format!(".attempt_timeout({cap})"));
+    out.line(
+        depth + 1,
+        "// The old worst case, attempts x timeout: choose the caller's real budget.",
+    );
+    out.line(depth + 1, &format!(".total({total})"));
+    if !shape.waits {
+        // The loop went straight to the next attempt.
+        out.line(depth + 1, ".backoff_none()");
     }
-}
-
-/// `return E`, `{ return E; }` or `{ return E }`: the `E`.
-fn returned(body: &syn::Expr) -> Option<syn::Expr> {
-    match body {
-        syn::Expr::Return(r) => r.expr.as_deref().cloned(),
-        syn::Expr::Block(b) if b.block.stmts.len() == 1 => match &b.block.stmts[0] {
-            syn::Stmt::Expr(e, _) => returned(e),
-            _ => None,
-        },
-        _ => None,
+    if may_be_zero {
+        // The builder refuses zero attempts: then the loop made none either.
+        out.line(depth + 1, ".build()");
+        out.line(depth, "{");
+        depth += 1;
+    } else {
+        out.line(depth + 1, ".build()");
+        out.line(
+            depth + 1,
+            ".expect(\"an attempt cap and a deadline make a valid policy\");",
+        );
     }
-}
-
-/// A failure arm whose dropping loses no control flow and no state: no `return`, `break`,
-/// `continue`, `?` or assignment (logging, metrics and waits are fine).
-fn only_observes(body: &syn::Expr) -> bool {
-    struct V(bool);
-    impl<'ast> Visit<'ast> for V {
-        fn visit_expr_return(&mut self, _: &'ast syn::ExprReturn) {
-            self.0 = false;
+    let call = src.slice(shape.call);
+    let (spat, sleave) = &shape.success;
+    let head = match &shape.give_up {
+        None => format!("if let Ok({spat}) = {}", names.policy),
+        Some(_) => format!("match {}", names.policy),
+    };
+    out.line(depth, &head);
+    out.line(depth + 1, ".call()");
+    out.line(
+        depth + 1,
+        "// The loop retried every error; remove this line to let the error's `Classify` decide.",
+    );
+    out.line(
+        depth + 1,
+        ".classify(|_| timeoutlint_retry::Outcome::Retryable)",
+    );
+    if shape.logging.is_empty() {
+        out.line(depth + 1, &format!(".run(|_attempt| {call})"));
+    } else {
+        let uses_attempt =
+            shape.give_up.is_some() || shape.counter.as_ref().is_some_and(|c| c.in_logging);
+        let param = if uses_attempt {
+            names.attempt.as_str()
+        } else {
+            "_attempt"
+        };
+        out.line(depth + 1, &format!(".run(|{param}| {{"));
+        let inner = depth + 2;
+        if let Some(c) = shape.counter.as_ref().filter(|c| c.in_logging) {
+            out.line(
+                inner,
+                &format!(
+                    "let {} = {};",
+                    c.name,
+                    plus_offset(&format!("{}.number", names.attempt), c.offset)
+                ),
+            );
         }
-        fn visit_expr_break(&mut self, _: &'ast syn::ExprBreak) {
-            self.0 = false;
+        if shape.give_up.is_some() {
+            out.line(
+                inner,
+                &format!("let {} = {}.is_last();", names.last, names.attempt),
+            );
         }
-        fn visit_expr_continue(&mut self, _: &'ast syn::ExprContinue) {
-            self.0 = false;
+        out.line(inner, &format!("let {} = {call};", names.call));
+        // The future gets a copy of a borrow, not the local (the closure runs once per attempt).
+        for b in &shape.borrows {
+            out.line(inner, &format!("let {b} = &{b};"));
         }
-        fn visit_expr_try(&mut self, _: &'ast syn::ExprTry) {
-            self.0 = false;
+        out.line(inner, "async move {");
+        out.line(
+            inner + 1,
+            &format!("let {} = {}.await;", names.result, names.call),
+        );
+        let mut log_depth = inner + 1;
+        if shape.give_up.is_some() {
+            // The give-up arm, not the failure arms, ran after the last attempt.
+            out.line(log_depth, &format!("if !{} {{", names.last));
+            log_depth += 1;
         }
-        fn visit_expr_assign(&mut self, _: &'ast syn::ExprAssign) {
-            self.0 = false;
-        }
-        fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
-            use syn::BinOp as B;
-            if matches!(
-                b.op,
-                B::AddAssign(_)
-                    | B::SubAssign(_)
-                    | B::MulAssign(_)
-                    | B::DivAssign(_)
-                    | B::RemAssign(_)
-                    | B::BitXorAssign(_)
-                    | B::BitAndAssign(_)
-                    | B::BitOrAssign(_)
-                    | B::ShlAssign(_)
-                    | B::ShrAssign(_)
-            ) {
-                self.0 = false;
+        let arms: Vec<_> = shape
+            .logging
+            .iter()
+            .filter(|piece| piece.pat.is_some())
+            .collect();
+        if !arms.is_empty() {
+            out.line(log_depth, &format!("match &{} {{", names.result));
+            for arm in &arms {
+                let guard = arm
+                    .guard
+                    .as_ref()
+                    .map(|guard| format!(" if {guard}"))
+                    .unwrap_or_default();
+                out.line(
+                    log_depth + 1,
+                    &format!(
+                        "{}{guard} => {{ {} }}",
+                        arm.pat.as_deref().unwrap_or("_"),
+                        arm.body
+                    ),
+                );
             }
-            syn::visit::visit_expr_binary(self, b);
+            out.line(log_depth + 1, "_ => {}");
+            out.line(log_depth, "}");
         }
-        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
-            // Recording the error somewhere the code after the loop reads.
-            if ["push", "insert", "extend", "replace", "set", "push_str"]
-                .iter()
-                .any(|n| m.method == n)
-            {
-                self.0 = false;
+        let after: Vec<_> = shape
+            .logging
+            .iter()
+            .filter(|piece| piece.pat.is_none())
+            .collect();
+        if !after.is_empty() {
+            out.line(log_depth, &format!("if {}.is_err() {{", names.result));
+            for stmt in after {
+                out.line(log_depth + 1, &stmt.body);
             }
-            syn::visit::visit_expr_method_call(self, m);
+            out.line(log_depth, "}");
+        }
+        if shape.give_up.is_some() {
+            out.line(inner + 1, "}");
+        }
+        out.line(inner + 1, &names.result);
+        out.line(inner, "}");
+        out.line(depth + 1, "})");
+    }
+    out.line(depth + 1, ".await");
+    match &shape.give_up {
+        None => {
+            out.line(depth, "{");
+            match sleave.text.strip_prefix("return") {
+                Some(rest) if !sleave.text.starts_with('{') => {
+                    out.line(depth + 1, &format!("return{rest};"));
+                }
+                _ => out.line(depth + 1, &sleave.text),
+            }
+            out.line(depth, "}");
+        }
+        Some(give_up) => {
+            out.line(depth, "{");
+            out.line(depth + 1, &format!("Ok({spat}) => {},", sleave.text));
+            let count_line = shape.counter.as_ref().and_then(|c| {
+                let reads = give_up.otherwise.reads_counter
+                    || give_up
+                        .on_error
+                        .as_ref()
+                        .is_some_and(|(_, x)| x.reads_counter);
+                reads.then(|| {
+                    format!(
+                        "let {} = {};",
+                        c.name,
+                        plus_offset(&format!("{}.attempts()", names.error), c.offset)
+                    )
+                })
+            });
+            match (&give_up.on_error, &count_line) {
+                (None, None) => {
+                    out.line(depth + 1, &format!("Err(_) => {},", give_up.otherwise.text));
+                }
+                (None, Some(c)) => {
+                    out.line(depth + 1, &format!("Err({}) => {{", names.error));
+                    out.line(depth + 2, c);
+                    out.line(depth + 2, &give_up.otherwise.text);
+                    out.line(depth + 1, "}");
+                }
+                (Some((pe, body)), c) => {
+                    out.line(depth + 1, &format!("Err({}) => {{", names.error));
+                    if let Some(c) = c {
+                        out.line(depth + 2, c);
+                    }
+                    out.line(
+                        depth + 2,
+                        &format!(
+                            "let {} = {}.history().last().is_some_and(|r| r.end == timeoutlint_retry::AttemptEnd::TimedOut);",
+                            names.timed_out, names.error
+                        ),
+                    );
+                    out.line(
+                        depth + 2,
+                        &format!("match {}.into_last_error() {{", names.error),
+                    );
+                    out.line(
+                        depth + 3,
+                        &format!("Some({pe}) if !{} => {},", names.timed_out, body.text),
+                    );
+                    out.line(depth + 3, &format!("_ => {},", give_up.otherwise.text));
+                    out.line(depth + 2, "}");
+                    out.line(depth + 1, "}");
+                }
+            }
+            out.line(depth, "}");
         }
     }
-    let mut v = V(true);
-    v.visit_expr(body);
-    v.0
+    if may_be_zero {
+        depth -= 1;
+        out.line(depth, "}");
+    }
+    if block {
+        out.line(0, "}");
+    }
+    out.out
 }
 
 /// The text of the innermost `fn` around `at` (for name clashes).

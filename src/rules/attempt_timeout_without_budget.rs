@@ -67,7 +67,7 @@ fn check(cx: &CrateContext) -> Vec<Diagnostic> {
                     // The runtime adds its own waits, drops what the failure arms did per
                     // attempt, and needs the crate as a dependency.
                     applicability: Applicability::MaybeIncorrect,
-                    edits: vec![r.edit],
+                    edits: r.edits,
                 }),
                 None => d,
             }

@@ -76,7 +76,7 @@ fn fix(f: &ClientFinding, src: &SourceFile, ast: &syn::File) -> Option<Fix> {
         }
         let r = policy_loop::rewrite(src, ast, s.site.anchor, &PerAttempt::Client(cap.clone()))?;
         placeholder |= r.placeholder;
-        edits.push(r.edit);
+        edits.extend(r.edits);
     }
     Some(Fix {
         title: "retry through `timeoutlint_retry::RetryPolicy`: same attempts, the client's timeout per attempt, one deadline over all".into(),

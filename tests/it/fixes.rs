@@ -288,7 +288,7 @@ fn fixed_proof_crate_compiles_and_lints_clean() {
         "findings left after fixing:\n{}\n{after}",
         String::from_utf8_lossy(&o.stdout)
     );
-    assert!(String::from_utf8_lossy(&o.stderr).contains("fixed 8 findings in 1 file"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("fixed 14 findings in 1 file"));
     let o = cargo_check(&krate, &target);
     assert!(
         o.status.success(),

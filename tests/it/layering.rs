@@ -41,6 +41,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "fix::slices",
             "fix::scope",
             "fix::syntax",
+            "fix::loop_shape",
             "fix::policy_loop",
         ],
     ),

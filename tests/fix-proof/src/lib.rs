@@ -143,6 +143,104 @@ pub async fn fetch_report(url: &str) -> Result<String, reqwest::Error> {
     client.get(url).send().await?.text().await
 }
 
+// The loop shapes the policy rewrite keeps (client-timeout-in-retry and
+// attempt-timeout-without-budget, MaybeIncorrect): counted `loop`s, `while`, `for` over any
+// range, `if let`, break values, `?` give-ups, logging that reads the counter and the locals.
+
+const LOOP_ATTEMPTS: u32 = 4;
+
+/// A counted `loop`, the increment first, a give-up that needs no error value.
+pub async fn counted_loop(url: &str) -> Result<String, String> {
+    let client = reqwest::Client::builder().timeout(Duration::from_secs(5)).build().map_err(|e| e.to_string())?;
+    let label = String::from("status");
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        match client.get(url).send().await {
+            // The success moves the local the logging borrows.
+            Ok(r) => return Ok(label + r.status().as_str()),
+            Err(_) if attempt >= LOOP_ATTEMPTS => {
+                eprintln!("{label}: giving up after {attempt} attempts");
+                return Err("gave up".to_string());
+            }
+            Err(e) => eprintln!("{label}: attempt {attempt} failed: {e}"),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A counted `loop` used as a value, the increment last, the timer's give-ups apart.
+pub async fn value_loop(max: u32) -> Result<(), String> {
+    let mut attempt = 0;
+    let v = loop {
+        match tokio::time::timeout(Duration::from_millis(100), call(2)).await {
+            Ok(Ok(v)) => break Ok(v),
+            Ok(Err(e)) if attempt >= max => break Err(e),
+            Err(_) if attempt >= max => break Err("timed out".to_string()),
+            Ok(Err(e)) => eprintln!("attempt {attempt} failed: {e}"),
+            Err(_) => eprintln!("attempt {attempt} timed out"),
+        }
+        attempt += 1;
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    v
+}
+
+/// A counted `loop` with `>` and a `?` give-up.
+pub async fn strict_loop() -> Result<(), String> {
+    let mut tries = 1;
+    loop {
+        match tokio::time::timeout(Duration::from_millis(100), call(2)).await {
+            Ok(Ok(())) => return Ok(()),
+            Ok(Err(e)) if tries > 2 => Err(e)?,
+            Err(_) if tries > 2 => return Err("timed out".into()),
+            _ => {}
+        }
+        tries += 1;
+    }
+}
+
+/// `while c < n`, the count an expression that may be zero.
+pub async fn while_loop(n: usize) -> Result<(), String> {
+    let mut attempt = 0;
+    while attempt < n {
+        attempt += 1;
+        match tokio::time::timeout(Duration::from_millis(100), call(2)).await {
+            Ok(Ok(())) => return Ok(()),
+            Ok(Err(e)) => eprintln!("attempt {attempt} failed: {e}"),
+            Err(_) => eprintln!("timed out"),
+        }
+    }
+    Err("gave up".into())
+}
+
+/// `for` over an inclusive range with a non-literal end.
+pub async fn for_inclusive(max_retries: u32) -> Result<(), String> {
+    for attempt in 1..=max_retries {
+        match tokio::time::timeout(Duration::from_millis(100), call(2)).await {
+            Ok(Ok(())) => return Ok(()),
+            Ok(Err(e)) => {
+                eprintln!("attempt {attempt}: {e}");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            Err(_) => {}
+        }
+    }
+    Err("gave up".into())
+}
+
+/// `if let` in a `for`, logging after it.
+pub async fn for_if_let() -> Result<(), String> {
+    for _ in 0..3 {
+        if let Ok(Ok(v)) = tokio::time::timeout(Duration::from_millis(100), call(2)).await {
+            return Ok(v);
+        }
+        eprintln!("retrying");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    Err("gave up".into())
+}
+
 /// The runtime crate is a dependency so that rule docs' `Use instead` code can name it.
 pub fn policy() -> Result<timeoutlint_retry::RetryPolicy, timeoutlint_retry::BuildError> {
     timeoutlint_retry::RetryPolicy::builder()
