@@ -17,6 +17,7 @@ mod precedence;
 mod recipes;
 mod safe_writes;
 mod scaling;
+mod server;
 mod support;
 mod test_code;
 mod wrappers;
