@@ -103,9 +103,11 @@ enum Command {
         /// Rule name, e.g. `unbounded-retry`.
         name: String,
     },
-    /// Run the language server (LSP over stdin and stdout) for editors: findings as you type,
-    /// fixes as code actions, configuration found from each file's path. See the README's
-    /// "Editors" section for VS Code, Neovim and Helix.
+    /// Run the language server for editors (LSP over stdin and stdout).
+    ///
+    /// Findings as you type (on open, change and save), fixes as code actions, configuration
+    /// found from each file's path, as `--stdin-filename PATH -` lints a buffer. Editor set-up
+    /// (Neovim, Helix, VS Code): the README's "Editors" section.
     Server,
     #[command(flatten)]
     Adopt(crate::edge::adopt::AdoptCommand),
