@@ -268,6 +268,8 @@ struct Document {
     path: Option<PathBuf>,
     /// Its findings, for the text as it is, once linted.
     findings: Option<Vec<Finding>>,
+    /// Whether those findings were published (a code action may lint before they are).
+    published: bool,
 }
 
 /// A finding as published, with its fix.
@@ -483,6 +485,7 @@ impl<W: Write> Server<W> {
                             version: p.text_document.version,
                             path,
                             findings: None,
+                            published: false,
                         },
                     );
                 }
@@ -496,6 +499,7 @@ impl<W: Write> Server<W> {
                         }
                         doc.version = p.text_document.version;
                         doc.findings = None;
+                        doc.published = false;
                     }
                 }
             }
@@ -528,15 +532,16 @@ impl<W: Write> Server<W> {
     fn relint_all(&mut self) {
         for doc in self.documents.values_mut() {
             doc.findings = None;
+            doc.published = false;
         }
     }
 
-    /// Lint and publish every document whose findings are not known.
+    /// Lint and publish every document whose findings are not published.
     fn publish_pending(&mut self) {
         let mut pending: Vec<lsp::Uri> = self
             .documents
             .iter()
-            .filter(|(_, d)| d.findings.is_none())
+            .filter(|(_, d)| !d.published)
             .map(|(u, _)| u.clone())
             .collect();
         pending.sort();
@@ -552,6 +557,9 @@ impl<W: Write> Server<W> {
                 .map(|f| f.diagnostic.clone())
                 .collect();
             let version = Some(doc.version);
+            if let Some(doc) = self.documents.get_mut(&uri) {
+                doc.published = true;
+            }
             self.publish(uri, diagnostics, version);
         }
     }

@@ -17,6 +17,8 @@ struct Client {
     child: Child,
     stdin: ChildStdin,
     messages: mpsc::Receiver<Value>,
+    /// Messages received while waiting for another, in order.
+    backlog: Vec<Value>,
     next_id: i64,
 }
 
@@ -63,6 +65,7 @@ impl Client {
             child,
             stdin,
             messages,
+            backlog: Vec::new(),
             next_id: 0,
         }
     }
@@ -85,15 +88,21 @@ impl Client {
         self.wait_for(&format!("the answer to {method}"), |m| m["id"] == id)
     }
 
-    /// The first message `pred` accepts (others are passed over), within [`WAIT`].
+    /// The first message `pred` accepts, within [`WAIT`]; the others wait in the backlog.
     fn wait_for(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        if let Some(i) = self.backlog.iter().position(&pred) {
+            return self.backlog.remove(i);
+        }
         let deadline = Instant::now() + WAIT;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.messages.recv_timeout(left) {
                 Ok(m) if pred(&m) => return m,
-                Ok(_) => {}
-                Err(e) => panic!("waiting for {what}: {e}"),
+                Ok(m) => self.backlog.push(m),
+                Err(e) => panic!(
+                    "waiting for {what}: {e} (received meanwhile: {:?})",
+                    self.backlog
+                ),
             }
         }
     }
@@ -318,6 +327,19 @@ fn server_counts_bytes_when_the_client_offers_utf8() {
     client.notify(
         "textDocument/didOpen",
         json!({"textDocument": {"uri": uri, "languageId": "rust", "version": 7, "text": BUFFER}}),
+    );
+    // Asked before the findings were published (they are linted for the answer): still
+    // published after.
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri},
+               "range": {"start": {"line": 1, "character": 30}, "end": {"line": 1, "character": 30}},
+               "context": {"diagnostics": []}}),
+    );
+    assert_eq!(
+        actions["result"].as_array().map(Vec::len),
+        Some(1),
+        "{actions}"
     );
     let found = client.diagnostics(&uri, json!(7));
     assert_eq!(
