@@ -8,6 +8,7 @@ mod adopt;
 mod catalogue;
 mod cli;
 mod edge;
+mod editions;
 mod emit;
 mod fixes;
 mod fixtures;
