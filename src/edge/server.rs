@@ -478,6 +478,14 @@ impl<W: Write> Server<W> {
             "textDocument/didOpen" => {
                 if let Some(p) = params::<lsp::DidOpenTextDocumentParams>(n) {
                     let path = file_path(&p.text_document.uri);
+                    // A client may open every file with this server: only Rust is linted.
+                    let rust = p.text_document.language_id == "rust"
+                        || std::path::Path::new(p.text_document.uri.path().as_str())
+                            .extension()
+                            .is_some_and(|x| x.eq_ignore_ascii_case("rs"));
+                    if !rust {
+                        return;
+                    }
                     self.documents.insert(
                         p.text_document.uri,
                         Document {

@@ -324,6 +324,13 @@ fn server_counts_bytes_when_the_client_offers_utf8() {
     let mut client = Client::start(dir.path());
     let init = client.initialize(json!(["utf-16", "utf-8"]));
     assert_eq!(init["result"]["capabilities"]["positionEncoding"], "utf-8");
+    // Not Rust: never linted (it would not parse). Its diagnostics would come before the Rust
+    // file's, which is opened after it.
+    let manifest = uri.replace("src/lib.rs", "Cargo.toml");
+    client.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": manifest, "languageId": "toml", "version": 1, "text": "[package]\n"}}),
+    );
     client.notify(
         "textDocument/didOpen",
         json!({"textDocument": {"uri": uri, "languageId": "rust", "version": 7, "text": BUFFER}}),
@@ -342,6 +349,14 @@ fn server_counts_bytes_when_the_client_offers_utf8() {
         "{actions}"
     );
     let found = client.diagnostics(&uri, json!(7));
+    assert!(
+        !client
+            .backlog
+            .iter()
+            .any(|m| m["params"]["uri"] == manifest),
+        "{:?}",
+        client.backlog
+    );
     assert_eq!(
         found[0]["range"],
         json!({"start": {"line": 1, "character": 26}, "end": {"line": 1, "character": 81}})
