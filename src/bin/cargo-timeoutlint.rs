@@ -8,6 +8,11 @@
 //! current directory, or every member in a virtual workspace's root. Part of the IO edge (a
 //! subprocess); deliberately absent: paths as arguments (use `timeoutlint PATH`) and cargo's
 //! `--exclude` (ours is a glob).
+//!
+//! It does not contain the linter: it runs the `timeoutlint` binary installed beside it (where
+//! `cargo install` and the release archives put both), else the one on `PATH`, so the linter
+//! ships once. From the library it calls only the manifest check and the did-you-mean hint,
+//! so the linker leaves the rest out.
 
 use std::ffi::OsString;
 use std::io::Write as _;
@@ -49,9 +54,7 @@ fn main() -> ExitCode {
                 "cargo timeoutlint [--workspace | -p NAME..] [--manifest-path PATH] [OPTIONS]: lints packages; the options are timeoutlint's:\n"
             );
         }
-        return timeoutlint::edge::cli::main_from(
-            std::iter::once(OsString::from("cargo timeoutlint")).chain(rest),
-        );
+        return run_linter(rest);
     }
     let cwd = match std::env::current_dir() {
         Ok(c) => c,
@@ -93,9 +96,40 @@ fn main() -> ExitCode {
         extra.push(e.into());
     }
     rest.splice(insert_at..insert_at, extra);
-    timeoutlint::edge::cli::main_from(
-        std::iter::once(OsString::from("cargo timeoutlint")).chain(rest),
-    )
+    run_linter(rest)
+}
+
+/// Run the linter with `args`: the `timeoutlint` beside this binary, else the one on `PATH`.
+/// On Unix it replaces this process (signals and the exit code are the linter's own); its
+/// usage lines say `cargo timeoutlint`.
+fn run_linter(args: Vec<OsString>) -> ExitCode {
+    let name = format!("timeoutlint{}", std::env::consts::EXE_SUFFIX);
+    let program = std::env::current_exe()
+        .ok()
+        .map(|me| me.with_file_name(&name))
+        .filter(|p| p.is_file())
+        .map_or_else(|| OsString::from(&name), PathBuf::into_os_string);
+    let mut cmd = Command::new(&program);
+    cmd.args(args);
+    let error = {
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::CommandExt as _;
+            // Returns only when the linter could not be started.
+            cmd.arg0("cargo timeoutlint").exec()
+        }
+        #[cfg(not(unix))]
+        match cmd.status() {
+            Ok(status) => {
+                return ExitCode::from(status.code().map_or(2, |c| u8::try_from(c).unwrap_or(2)))
+            }
+            Err(e) => e,
+        }
+    };
+    fail(&format!(
+        "cannot run `{}` ({error}); install it with `cargo install --locked --git https://github.com/timeoutlint/timeoutlint timeoutlint`",
+        Path::new(&program).display()
+    ))
 }
 
 fn fail(message: &str) -> ExitCode {

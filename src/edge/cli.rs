@@ -103,6 +103,12 @@ enum Command {
         /// Rule name, e.g. `unbounded-retry`.
         name: String,
     },
+    /// Run the language server for editors (LSP over stdin and stdout).
+    ///
+    /// Findings as you type (on open, change and save), fixes as code actions, configuration
+    /// found from each file's path, as `--stdin-filename PATH -` lints a buffer. Editor set-up
+    /// (Neovim, Helix, VS Code): the README's "Editors" section.
+    Server,
     #[command(flatten)]
     Adopt(crate::edge::adopt::AdoptCommand),
 }
@@ -186,7 +192,9 @@ pub fn main_from(command_line: impl IntoIterator<Item = std::ffi::OsString>) -> 
 }
 
 /// Subcommand names, which a path right after `check` is not (`check rules` lints `./rules`).
-const SUBCOMMANDS: [&str; 6] = ["rules", "rule", "explain", "config", "baseline", "check"];
+const SUBCOMMANDS: [&str; 7] = [
+    "rules", "rule", "explain", "config", "baseline", "check", "server",
+];
 
 /// `timeoutlint check [ARGS]` is `timeoutlint [ARGS]` (ruff's and cargo's habit): the word is
 /// dropped when it comes first. A directory named `check` is linted as `./check`, as a
@@ -225,79 +233,55 @@ fn run(args: &Args) -> anyhow::Result<u8> {
             );
         }
         Some(Command::Adopt(c)) => return crate::edge::adopt::run_command(c, &mut stdout),
+        Some(Command::Server) => {
+            // stdout is the protocol's from here on.
+            drop(stdout);
+            return crate::edge::server::run();
+        }
         None => {}
     }
     let started = std::time::Instant::now();
     check_output_paths(args)?;
-    let selection = crate::config::CliSelection {
-        select: args.select.clone(),
-        extend_select: args.extend_select.clone(),
-        ignore: args.ignore.clone(),
-        exclude: args.exclude.clone(),
-    };
     let stdin = read_stdin(args)?;
-    // With stdin the named path is the buffer's (its configuration, its crate), not `-`.
-    let named: Vec<PathBuf> = match &stdin {
-        Some((path, _)) => vec![path.clone()],
-        None => args.paths.clone(),
-    };
-    let found = crate::edge::adopt::find(&named, &args.adopt)?;
-    let cwd = std::env::current_dir()?;
-    let layered =
-        |roots: &[PathBuf]| crate::config::resolve(found.as_ref(), &selection, &cwd, roots);
-    let resolved = layered(&named)?;
-    let named = if args.force_exclude {
-        let kept = not_excluded(&named, &resolved, &layered, &cwd)?;
-        if let (Some((_, text)), true) = (&stdin, kept.is_empty()) {
+    let buffer_named = args.stdin_filename.is_some();
+    let plan = match Planned::new(
+        &args.paths,
+        stdin,
+        buffer_named,
+        &Options {
+            selection: crate::config::CliSelection {
+                select: args.select.clone(),
+                extend_select: args.extend_select.clone(),
+                ignore: args.ignore.clone(),
+                exclude: args.exclude.clone(),
+            },
+            config_file: args.adopt.config.clone(),
+            isolated: args.adopt.isolated,
+            force_exclude: args.force_exclude,
+            prefilter: !args.no_prefilter,
+            max_file_bytes: args.max_file_size,
+            crate_index: !args.no_index,
+        },
+    )? {
+        Planned::Run(plan) => plan,
+        Planned::Excluded(text) => {
             // An excluded buffer is not linted; under --fix it comes back as it was (ruff).
             if args.fixes.fix {
                 stdout.write_all(text.as_bytes())?;
             }
             return Ok(0);
         }
-        kept
-    } else {
-        named
     };
-    let stdin = stdin.filter(|(path, _)| named.contains(path));
-    let mut config = crate::lint::Config::from(&resolved);
-    config.prefilter = !args.no_prefilter;
-    config.max_file_bytes = args.max_file_size;
-    config.crate_index = !args.no_index;
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
         .max(1);
-    let mut scope = driver::Scope::default();
-    if config.crate_index
-        && config.crate_rules()
-        && (stdin.is_none() || args.stdin_filename.is_some())
-    {
-        scope.context_roots = context_roots(&named);
-        if !scope.context_roots.is_empty() {
-            scope.context_excludes = layered(&scope.context_roots)?.excludes;
-        }
-    }
-    let mut walked = named.clone();
-    let mut base = driver::Overlay::new();
-    if let Some((path, text)) = &stdin {
-        // The buffer need not exist on disk (an unsaved file): it is linted from the overlay.
-        walked.clear();
-        scope.virtual_files.push(path.clone());
-        base.insert(path.clone(), text.clone());
-    }
+    let (stdin, resolved, config, walked) =
+        (&plan.stdin, &plan.resolved, &plan.config, &plan.walked);
     let mut adopt_run = crate::edge::adopt::Run::start(&progress_args(args), started);
-    let lint_run = driver::Run {
-        paths: &walked,
-        excludes: &resolved.excludes,
-        config: &config,
-        threads,
-        scope,
-        base,
-        adjust: Some(cap_fixes_by_manifest),
-    };
+    let lint_run = plan.run(threads);
     let mut report = lint_run.lint();
-    if let (Some((path, text)), true) = (&stdin, args.fixes.fix) {
+    if let (Some((path, text)), true) = (stdin, args.fixes.fix) {
         return fix_stdin(args, path, text, &|overlay| lint_run.lint_with(overlay));
     }
     if args.fixes.active() {
@@ -307,9 +291,9 @@ fn run(args: &Args) -> anyhow::Result<u8> {
             crate::edge::fix::Outcome::Fixed(left) => report = left,
         }
     }
-    adopt_run.linted(&args.adopt, &walked, &resolved.excludes, &mut report)?;
+    adopt_run.linted(&args.adopt, walked, &resolved.excludes, &mut report)?;
     if args.adopt.add_ignore {
-        return crate::edge::adopt::add_ignore(&report, &config);
+        return crate::edge::adopt::add_ignore(&report, config);
     }
     let wrote_all = write_outputs(args, &report, &mut stdout)?;
     if report.files_checked + report.files_skipped == 0 && report.errors.is_empty() && !args.quiet {
@@ -322,6 +306,131 @@ fn run(args: &Args) -> anyhow::Result<u8> {
     Ok(u8::from(
         (report.finding_count() > 0 && !args.exit_zero) || adopt_failed,
     ))
+}
+
+/// What decides a run's plan besides the paths: the command line's, or the language server's.
+// Each bool is a command-line switch, as in `Args`.
+#[allow(clippy::struct_excessive_bools)]
+pub(crate) struct Options {
+    /// `--select`, `--ignore`, `--exclude` and the rest.
+    pub selection: crate::config::CliSelection,
+    /// `--config`: this configuration file instead of the one found from the paths.
+    pub config_file: Option<PathBuf>,
+    /// `--isolated`: no configuration file.
+    pub isolated: bool,
+    /// `--force-exclude`.
+    pub force_exclude: bool,
+    /// Not `--no-prefilter`.
+    pub prefilter: bool,
+    /// `--max-file-size`.
+    pub max_file_bytes: u64,
+    /// Not `--no-index`.
+    pub crate_index: bool,
+}
+
+/// A run decided from the paths and options: what is walked, with which configuration, and
+/// the buffer (stdin's, or an editor's) that stands for a file. The command line and the
+/// language server ([`crate::edge::server`]) plan alike, so a buffer gets the findings a
+/// `--stdin-filename` run gives it.
+pub(crate) struct Plan {
+    /// What the walk starts from (nothing for a buffer: it is linted from the overlay).
+    pub walked: Vec<PathBuf>,
+    /// The buffer and the path it stands for, when there is one.
+    pub stdin: Option<(PathBuf, String)>,
+    /// The layered configuration.
+    pub resolved: crate::config::Resolved,
+    /// The lint settings from it.
+    pub config: crate::lint::Config,
+    /// The crate context and the buffer's virtual file.
+    pub scope: driver::Scope,
+    /// The buffer's text by its path.
+    pub base: driver::Overlay,
+}
+
+/// A plan, or the buffer given back when `--force-exclude` excludes it.
+pub(crate) enum Planned {
+    Run(Box<Plan>),
+    Excluded(String),
+}
+
+impl Planned {
+    /// Plan a lint of `paths`, or of `stdin`'s buffer (which then stands for the one path
+    /// named); `buffer_named` says that path is the buffer's real place (`--stdin-filename`),
+    /// so its crate's other files are read for the crate join.
+    pub(crate) fn new(
+        paths: &[PathBuf],
+        stdin: Option<(PathBuf, String)>,
+        buffer_named: bool,
+        options: &Options,
+    ) -> anyhow::Result<Self> {
+        // With stdin the named path is the buffer's (its configuration, its crate), not `-`.
+        let named: Vec<PathBuf> = match &stdin {
+            Some((path, _)) => vec![path.clone()],
+            None => paths.to_vec(),
+        };
+        let found = crate::config::read_config_files(
+            &named,
+            options.config_file.as_deref(),
+            options.isolated,
+        )?;
+        let cwd = std::env::current_dir()?;
+        let layered = |roots: &[PathBuf]| {
+            crate::config::resolve(found.as_ref(), &options.selection, &cwd, roots)
+        };
+        let resolved = layered(&named)?;
+        let named = if options.force_exclude {
+            let kept = not_excluded(&named, &resolved, &layered, &cwd)?;
+            if let (Some((_, text)), true) = (&stdin, kept.is_empty()) {
+                return Ok(Planned::Excluded(text.clone()));
+            }
+            kept
+        } else {
+            named
+        };
+        let stdin = stdin.filter(|(path, _)| named.contains(path));
+        let mut config = crate::lint::Config::from(&resolved);
+        config.prefilter = options.prefilter;
+        config.max_file_bytes = options.max_file_bytes;
+        config.crate_index = options.crate_index;
+        let mut scope = driver::Scope::default();
+        if config.crate_index && config.crate_rules() && (stdin.is_none() || buffer_named) {
+            scope.context_roots = context_roots(&named);
+            if !scope.context_roots.is_empty() {
+                scope.context_excludes = layered(&scope.context_roots)?.excludes;
+            }
+        }
+        let mut walked = named.clone();
+        let mut base = driver::Overlay::new();
+        if let Some((path, text)) = &stdin {
+            // The buffer need not exist on disk (an unsaved file): it is linted from the overlay.
+            walked.clear();
+            scope.virtual_files.push(path.clone());
+            base.insert(path.clone(), text.clone());
+        }
+        Ok(Planned::Run(Box::new(Plan {
+            walked,
+            stdin,
+            resolved,
+            config,
+            scope,
+            base,
+        })))
+    }
+}
+
+impl Plan {
+    /// The driver's run of the plan on `threads` workers, with fixes capped by the manifest.
+    pub(crate) fn run(&self, threads: usize) -> driver::Run<'_> {
+        driver::Run {
+            paths: &self.walked,
+            excludes: &self.resolved.excludes,
+            config: &self.config,
+            threads,
+            scope: self.scope.clone(),
+            base: self.base.clone(),
+            adjust: Some(cap_fixes_by_manifest),
+        }
+    }
 }
 
 /// The text of stdin and the path it stands for, when the path `-` asks for it (editors lint
