@@ -31,14 +31,17 @@
 //!     (no syntax tree outlives its file's pass), then finishing every file; the per-pass reads
 //!     and parses are listed there.
 //! 13. [`edge`]: arguments, output and the exit code ([`edge::cli`]), the adoption workflow
-//!     ([`edge::adopt`], [`edge::baseline`]) and `--fix` writes ([`edge::fix`]).
+//!     ([`edge::adopt`], [`edge::baseline`]), `--fix` writes ([`edge::fix`]) and the language
+//!     server ([`edge::server`]: one buffer linted as `--stdin-filename` lints it).
 //!
 //! Invariants (each has a test):
 //! 1. Only the edge does IO: [`walk`] (the files it lints, and [`walk::bounded`] for config,
 //!    baseline and manifests), [`config::read_config_files`] (finding and reading the config
 //!    file), [`edge`] ([`edge::cli`] with `main`, [`edge::adopt`]: baseline files,
 //!    `--add-ignore` edits and progress; [`edge::fix`]: `--fix` writes, the git-dirty check,
-//!    `--diff`) and the `cargo-timeoutlint` binary (`cargo metadata`). Every other module takes
+//!    `--diff`; [`edge::server`]: stdio), [`parse`] reading the crate's edition through
+//!    [`walk::bounded`] only for a file syn rejected (2015/2018 code is parsed again), and the
+//!    `cargo-timeoutlint` binary (`cargo metadata`, then it runs `timeoutlint`). Every other module takes
 //!    `&str` and returns data (`.clippy.toml` bans the file-writing calls elsewhere).
 //! 2. No input panics the linter: each file's work is isolated on a big-stack worker
 //!    ([`driver`]) behind [`parse`]'s nesting-depth guard; a panic or parse failure becomes a
