@@ -33,7 +33,7 @@ if [ -z "${TREE:-}" ] && [ ! -f "$tree/.complete" ]; then
 import os, shutil, sys
 registry, tree, size_mb = sys.argv[1], sys.argv[2], int(sys.argv[3])
 limit, total = size_mb * 1_000_000, 0
-crates = sorted(os.path.join(index, c) for index in os.listdir(registry)
+crates = sorted(os.path.join(registry, index, c) for index in os.listdir(registry)
                 for c in os.listdir(os.path.join(registry, index))
                 if os.path.isdir(os.path.join(registry, index, c)))
 for crate in crates:
