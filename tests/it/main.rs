@@ -19,4 +19,5 @@ mod safe_writes;
 mod scaling;
 mod support;
 mod test_code;
+mod units;
 mod wrappers;
