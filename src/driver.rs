@@ -2,8 +2,11 @@
 //! the configuration says which rules and whether the crate pass runs), runs pass one over
 //! every file on the worker pool, joins the crates where pass one found a retry site (pass
 //! two), then finishes every file (precedence, suppressions, configuration) into the
-//! [`Report`] the edge prints. It reads files only through the reader it is given (by default
-//! [`walk::read`]); arguments, output and the exit code are the edge's (`cli`).
+//! [`Report`] the edge prints. The crate join reads together the files of one unit
+//! ([`crate::walk::units`]: the cargo package, else the Bazel or Buck target, the module tree
+//! or the directory), one unit at a time, a unit over [`JOIN_BUDGET`] in pieces. It reads
+//! files only through the reader it is given (by default [`walk::read`]); arguments, output
+//! and the exit code are the edge's (`cli`).
 //!
 //! Reads and parses per file in a directory run ([`Tally`] counts them; a test holds each to
 //! at most one per pass):
@@ -11,8 +14,8 @@
 //! | pass | reads | parses |
 //! |------|-------|--------|
 //! | [`Pass::PerFile`]: every file | 1 | 1 of the masked text, or 0 (prefilter, test file) |
-//! | [`Pass::Join`]: files of crates with a retry site | 1, hash-checked against pass one's | 1 whole, only files with a crate rule's words |
-//! | [`Pass::CrateFindings`]: files holding a crate finding | 0 (the join's text is kept until its crate is done) | 1 whole |
+//! | [`Pass::Join`]: files of units with a retry site | 1, hash-checked against pass one's | 1 whole, only files with a crate rule's words |
+//! | [`Pass::CrateFindings`]: files holding a crate finding | 0 (the join's text is kept until its unit is done) | 1 whole |
 //! | finishing | 0 | 0 (suppression comments are read from the text) |
 //!
 //! Pass two reads again instead of keeping every text from pass one, since holding all texts
@@ -123,7 +126,7 @@ impl<'a> Run<'a> {
 /// Lint `paths` with `threads` workers. Output order does not depend on the thread count.
 ///
 /// Pass 1 lints every file alone (crate-level rules left out) and notes which files have retry
-/// sites; pass 2 parses whole only the files of crates with a site, joins each such crate's
+/// sites; pass 2 parses whole only the files of units with a site, joins each such unit's
 /// summaries and adds the crate-level findings; then every file's findings are finished
 /// (suppressions, configuration), so a suppression comment sees cross-file findings too.
 #[must_use]
@@ -206,7 +209,7 @@ pub fn lint_paths_reading(
 pub enum Pass {
     /// Every file alone, masked.
     PerFile,
-    /// The files of crates with a retry site, whole, into the crate's join.
+    /// The files of units with a retry site, whole, into the unit's join.
     Join,
     /// The files holding a crate finding, whole, for the fixes that rewrite by syntax.
     CrateFindings,

@@ -65,6 +65,10 @@ enum Frame {
 pub fn scan(text: &str) -> ModFacts {
     let b = text.as_bytes();
     let mut facts = ModFacts::default();
+    // Most files name none of the words the scan looks for: no need to lex them.
+    if !text.contains("mod") && !text.contains("main") && !text.contains("include") {
+        return facts;
+    }
     let mut stack: Vec<Frame> = Vec::new();
     // The `#[path]` values of the attributes before the next item.
     let mut pending: Vec<String> = Vec::new();
@@ -81,7 +85,7 @@ pub fn scan(text: &str) -> ModFacts {
             if region == Region::Literal {
                 // `include!("x.rs")`.
                 if let [.., Tok::Word(w), Tok::Punct(b'!'), Tok::Punct(b'(')] = recent.as_slice() {
-                    if w == "include" {
+                    if *w == "include" {
                         facts.includes.extend(string_value(&text[i..end]));
                     }
                 }
@@ -109,11 +113,11 @@ pub fn scan(text: &str) -> ModFacts {
                 word = &text[s..i];
             }
             if let [.., Tok::Word(prev)] = recent.as_slice() {
-                if prev == "fn" && word == "main" && stack.is_empty() {
+                if *prev == "fn" && word == "main" && stack.is_empty() {
                     facts.has_main = true;
                 }
             }
-            push(&mut recent, Tok::Word(word.to_string()));
+            push(&mut recent, Tok::Word(word));
             continue;
         }
         if c == b'#' {
@@ -136,9 +140,14 @@ pub fn scan(text: &str) -> ModFacts {
             b'{' | b'(' | b'[' => {
                 let frame = match (c, recent.as_slice()) {
                     (b'{', [.., Tok::Word(m), Tok::Word(name)])
-                        if m == "mod" && stack.iter().all(|f| matches!(f, Frame::Module(_))) =>
+                        if *m == "mod" && stack.iter().all(|f| matches!(f, Frame::Module(_))) =>
                     {
-                        Frame::Module(pending.first().cloned().unwrap_or_else(|| name.clone()))
+                        Frame::Module(
+                            pending
+                                .first()
+                                .cloned()
+                                .unwrap_or_else(|| (*name).to_string()),
+                        )
                     }
                     _ => Frame::Other,
                 };
@@ -155,7 +164,7 @@ pub fn scan(text: &str) -> ModFacts {
             }
             b';' => {
                 if let [.., Tok::Word(m), Tok::Word(name)] = recent.as_slice() {
-                    if m == "mod" && stack.iter().all(|f| matches!(f, Frame::Module(_))) {
+                    if *m == "mod" && stack.iter().all(|f| matches!(f, Frame::Module(_))) {
                         facts.decls.push(ModDecl {
                             inline: stack
                                 .iter()
@@ -164,7 +173,7 @@ pub fn scan(text: &str) -> ModFacts {
                                     Frame::Other => None,
                                 })
                                 .collect(),
-                            name: name.clone(),
+                            name: (*name).to_string(),
                             paths: std::mem::take(&mut pending),
                         });
                     }
@@ -181,14 +190,14 @@ pub fn scan(text: &str) -> ModFacts {
 
 /// A significant token of the scan.
 #[derive(Debug)]
-enum Tok {
-    Word(String),
+enum Tok<'a> {
+    Word(&'a str),
     Punct(u8),
     Lit,
 }
 
 /// Keep the last few tokens only: every pattern the scan matches is three tokens long.
-fn push(recent: &mut Vec<Tok>, t: Tok) {
+fn push<'a>(recent: &mut Vec<Tok<'a>>, t: Tok<'a>) {
     if recent.len() == 3 {
         recent.remove(0);
     }
