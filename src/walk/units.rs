@@ -86,7 +86,9 @@ pub fn scan(text: &str) -> ModFacts {
                 // `include!("x.rs")`.
                 if let [.., Tok::Word(w), Tok::Punct(b'!'), Tok::Punct(b'(')] = recent.as_slice() {
                     if *w == "include" {
-                        facts.includes.extend(string_value(&text[i..end]));
+                        facts
+                            .includes
+                            .extend(text.get(i..end).and_then(string_value));
                     }
                 }
                 push(&mut recent, Tok::Lit);
@@ -130,7 +132,7 @@ pub fn scan(text: &str) -> ModFacts {
             if b.get(j) == Some(&b'[') {
                 let end = bracket_end(b, j);
                 if !inner {
-                    pending.extend(path_values(&text[j + 1..end.saturating_sub(1).max(j + 1)]));
+                    pending.extend(path_values(inside(text, j, end)));
                 }
                 i = end;
                 continue;
@@ -219,6 +221,18 @@ fn skip_space(b: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// The text between the bracket at `open` and the offset `end` after its closing one; an
+/// unclosed bracket's text runs to the end (never a slice inside a character).
+fn inside(text: &str, open: usize, end: usize) -> &str {
+    let b = text.as_bytes();
+    let close = if end > open + 1 && matches!(b.get(end - 1), Some(b']' | b')' | b'}')) {
+        end - 1
+    } else {
+        end
+    };
+    text.get(open + 1..close).unwrap_or("")
+}
+
 /// The offset after the bracket closing the one at `open` (literals and comments skipped), or
 /// the end of the text.
 fn bracket_end(b: &[u8], open: usize) -> usize {
@@ -255,7 +269,7 @@ fn path_values(attr: &str) -> Vec<String> {
             if region == Region::Literal {
                 let n = words.len();
                 if n >= 2 && words[n - 2] == "path" && words[n - 1] == "=" {
-                    if let Some(v) = string_value(&attr[i..end]) {
+                    if let Some(v) = attr.get(i..end).and_then(string_value) {
                         out.push(v);
                     }
                 }
@@ -345,7 +359,7 @@ pub struct BuildTarget {
     pub excludes: Vec<String>,
     /// `crate_root`, when given.
     pub crate_root: Option<String>,
-    /// Targets of the same package it shares sources with (`crate = ":lib"`, rules_rust's
+    /// Targets of the same package it shares sources with (`crate = ":lib"`, `rules_rust`'s
     /// tests of a library).
     pub shares: Vec<String>,
 }
@@ -391,10 +405,7 @@ pub fn build_targets(text: &str) -> Vec<BuildTarget> {
             let open = skip_space(b, i);
             if is_rust_rule(word) && b.get(open) == Some(&b'(') {
                 let end = starlark_close(b, open);
-                out.push(target_of(
-                    word,
-                    &text[open + 1..end.saturating_sub(1).max(open + 1)],
-                ));
+                out.push(target_of(word, inside(text, open, end)));
                 i = end;
             }
             continue;
@@ -567,7 +578,7 @@ fn target_of(rule: &str, args: &str) -> BuildTarget {
                 }
             }
             "crate_root" => {
-                t.crate_root = strings.into_iter().next().and_then(|s| local_label(&s.0))
+                t.crate_root = strings.into_iter().next().and_then(|s| local_label(&s.0));
             }
             "crate" => t.shares.extend(
                 strings
@@ -587,7 +598,10 @@ fn local_label(s: &str) -> Option<String> {
         return None;
     }
     let s = s.strip_prefix(':').unwrap_or(s);
-    (s.ends_with(".rs") && !s.is_empty()).then(|| s.to_string())
+    Path::new(s)
+        .extension()
+        .is_some_and(|e| e == "rs")
+        .then(|| s.to_string())
 }
 
 /// What kind of unit a unit is.
@@ -641,12 +655,12 @@ impl Disk for RealDisk {
     fn build_file(&self, dir: &Path) -> Option<(PathBuf, BuildKind, String)> {
         for (name, kind) in BUILD_FILES {
             let path = dir.join(name);
-            match crate::walk::bounded::read(&path, crate::walk::bounded::MANIFEST_LIMIT) {
-                Ok(text) => return Some((path, *kind, text)),
-                Err(crate::walk::bounded::Error::NotFound) => {}
-                // A directory named `BUILD` (common on case-insensitive checkouts of `build/`)
-                // or an unreadable file: the package has no build file we can use.
-                Err(_) => {}
+            // Not there, a directory named `BUILD` (a `build/` on a case-insensitive disk) or an
+            // unreadable file: the package has no build file we can use.
+            if let Ok(text) =
+                crate::walk::bounded::read(&path, crate::walk::bounded::MANIFEST_LIMIT)
+            {
+                return Some((path, *kind, text));
             }
         }
         None
@@ -840,10 +854,11 @@ impl Units {
             if claimed[i].is_none() {
                 claimed[i] = Some((UnitKind::ModTree, files[i].clone()));
             }
+            let tag = claimed[i].clone();
             for c in reached {
                 sets.union(i, c);
                 if claimed[c].is_none() {
-                    claimed[c] = claimed[i].clone();
+                    claimed[c].clone_from(&tag);
                 }
             }
         }
@@ -900,7 +915,7 @@ fn is_root(file: &Path, facts: Option<&ModFacts>) -> bool {
     ) || facts.is_some_and(|f| f.has_main)
 }
 
-/// rules_rust's default crate root: the only source, else `lib.rs` (a library) or `main.rs`
+/// `rules_rust`'s default crate root: the only source, else `lib.rs` (a library) or `main.rs`
 /// (a binary), else a source named like the target.
 fn default_crate_root(t: &BuildTarget, claims: &[usize], files: &[PathBuf]) -> Option<usize> {
     if let [only] = claims {
@@ -1090,6 +1105,8 @@ mod tests {
             "r#",
             "mod a {{ mod b;",
             "\u{feff}mod é;",
+            "#[é",
+            "#[path = \"é\"] mod é",
         ] {
             let _ = scan(text);
         }
@@ -1127,6 +1144,8 @@ genrule(name = "g", srcs = ["a.rs"])
             "rust_library(name = \"",
             "rust_binary(srcs = glob([",
             "x = )]}",
+            "rust_library(é",
+            "rust_test(name = \"é\", srcs = glob([\"é",
         ] {
             let _ = build_targets(text);
         }

@@ -308,7 +308,7 @@ fn client_findings(report: &timeoutlint::emit::Report) -> Vec<String> {
         .flat_map(|(s, ds)| {
             ds.iter()
                 .filter(|d| d.rule.name == "client-timeout-in-retry")
-                .map(|d| s.path.clone())
+                .map(|_| s.path.clone())
         })
         .collect();
     out.sort();
