@@ -11,6 +11,7 @@
 #   benches/bench_loose.sh                       # 50 MB tree, 3 rounds, all cores
 #   SIZE_MB=800 ROUNDS=3 THREADS=2 benches/bench_loose.sh
 #   TREE=/tmp/my-tree benches/bench_loose.sh     # an existing tree, as it is
+#   BIN=/tmp/other-timeoutlint benches/bench_loose.sh   # another build against the same floor
 #
 # Prints each round (wall, CPU = user + system, peak RSS), then the medians, both ratios
 # (target: <= 0.5) and the peak RSS (target: < 400 MiB).
@@ -19,6 +20,7 @@ cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
 THREADS=${THREADS:-$(nproc)}
 SIZE_MB=${SIZE_MB:-50}
+BIN=${BIN:-target/release/timeoutlint}
 registry="${CARGO_HOME:-$HOME/.cargo}/registry/src"
 tree=${TREE:-/tmp/timeoutlint-loose-${SIZE_MB}mb}
 cargo build --release --quiet --bin timeoutlint --example parse_floor
@@ -33,7 +35,7 @@ if [ -z "${TREE:-}" ] && [ ! -f "$tree/.complete" ]; then
 import os, shutil, sys
 registry, tree, size_mb = sys.argv[1], sys.argv[2], int(sys.argv[3])
 limit, total = size_mb * 1_000_000, 0
-crates = sorted(os.path.join(index, c) for index in os.listdir(registry)
+crates = sorted(os.path.join(registry, index, c) for index in os.listdir(registry)
                 for c in os.listdir(os.path.join(registry, index))
                 if os.path.isdir(os.path.join(registry, index, c)))
 for crate in crates:
@@ -67,7 +69,7 @@ measure() { # name, command...: appends "wall cpu kb" to $out/name
 for r in $(seq 1 "$ROUNDS"); do
   echo "round $r (load $(cut -d' ' -f1 /proc/loadavg))"
   measure floor target/release/examples/parse_floor --threads "$THREADS" "$tree"
-  measure timeoutlint target/release/timeoutlint --isolated --no-progress --threads "$THREADS" \
+  measure timeoutlint "$BIN" --isolated --no-progress --threads "$THREADS" \
     --extend-select all --format sarif "$tree"
 done
 python3 - "$out" <<'PY'

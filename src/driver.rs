@@ -2,8 +2,11 @@
 //! the configuration says which rules and whether the crate pass runs), runs pass one over
 //! every file on the worker pool, joins the crates where pass one found a retry site (pass
 //! two), then finishes every file (precedence, suppressions, configuration) into the
-//! [`Report`] the edge prints. It reads files only through the reader it is given (by default
-//! [`walk::read`]); arguments, output and the exit code are the edge's (`cli`).
+//! [`Report`] the edge prints. The crate join reads together the files of one unit
+//! ([`crate::walk::units`]: the cargo package, else the Bazel or Buck target, the module tree
+//! or the directory), one unit at a time, a unit over [`JOIN_BUDGET`] in pieces. It reads
+//! files only through the reader it is given (by default [`walk::read`]); arguments, output
+//! and the exit code are the edge's (`cli`).
 //!
 //! Reads and parses per file in a directory run ([`Tally`] counts them; a test holds each to
 //! at most one per pass):
@@ -11,8 +14,8 @@
 //! | pass | reads | parses |
 //! |------|-------|--------|
 //! | [`Pass::PerFile`]: every file | 1 | 1 of the masked text, or 0 (prefilter, test file) |
-//! | [`Pass::Join`]: files of crates with a retry site | 1, hash-checked against pass one's | 1 whole, only files with a crate rule's words |
-//! | [`Pass::CrateFindings`]: files holding a crate finding | 0 (the join's text is kept until its crate is done) | 1 whole |
+//! | [`Pass::Join`]: files of units with a retry site | 1, hash-checked against pass one's | 1 whole, only files with a crate rule's words |
+//! | [`Pass::CrateFindings`]: files holding a crate finding | 0 (the join's text is kept until its unit is done) | 1 whole |
 //! | finishing | 0 | 0 (suppression comments are read from the text) |
 //!
 //! Pass two reads again instead of keeping every text from pass one, since holding all texts
@@ -37,6 +40,14 @@ use crate::emit::Report;
 use crate::lint::{self, Config, FileReport};
 use crate::parse::{self, WORKER_STACK};
 use crate::walk;
+use crate::walk::units::{self, ModFacts, UnitKind, Units};
+
+/// Bytes of source the crate join reads into one join at most: a unit over it (a huge
+/// directory of loose files, a monorepo target globbing everything) is joined in pieces of
+/// files in path order, each within it, so memory stays set by this, not by the tree. 64 MB
+/// is more than any crate of the pinned corpus with a retry site (the largest, `windows`,
+/// has none); a split loses links between the pieces and says so on stderr.
+pub const JOIN_BUDGET: usize = 64 << 20;
 
 /// Files done and to do in the current run, for the progress line the edge draws (`adopt`).
 pub(crate) static TOTAL: AtomicUsize = AtomicUsize::new(0);
@@ -115,7 +126,7 @@ impl<'a> Run<'a> {
 /// Lint `paths` with `threads` workers. Output order does not depend on the thread count.
 ///
 /// Pass 1 lints every file alone (crate-level rules left out) and notes which files have retry
-/// sites; pass 2 parses whole only the files of crates with a site, joins each such crate's
+/// sites; pass 2 parses whole only the files of units with a site, joins each such unit's
 /// summaries and adds the crate-level findings; then every file's findings are finished
 /// (suppressions, configuration), so a suppression comment sees cross-file findings too.
 #[must_use]
@@ -198,7 +209,7 @@ pub fn lint_paths_reading(
 pub enum Pass {
     /// Every file alone, masked.
     PerFile,
-    /// The files of crates with a retry site, whole, into the crate's join.
+    /// The files of units with a retry site, whole, into the unit's join.
     Join,
     /// The files holding a crate finding, whole, for the fixes that rewrite by syntax.
     CrateFindings,
@@ -214,19 +225,74 @@ pub struct Counts {
 }
 
 /// How often a run read and parsed each file, per pass: the module's promise (each file read
-/// once and parsed at most once per pass that needs it) made checkable. Only
-/// [`lint_paths_tallied`] keeps one; a plain run pays nothing for it.
+/// once and parsed at most once per pass that needs it) made checkable; and what the crate
+/// join held at once, per unit (or piece of one), for the promise that memory is set by the
+/// largest unit, not the tree. Only [`lint_paths_tallied`] keeps one; a plain run pays
+/// nothing for it.
 #[derive(Debug, Default)]
-pub struct Tally(Mutex<BTreeMap<(Pass, PathBuf), Counts>>);
+pub struct Tally {
+    counts: Mutex<BTreeMap<(Pass, PathBuf), Counts>>,
+    held: Mutex<Vec<Held>>,
+    budget: Option<usize>,
+}
+
+/// What the crate join held at once while joining one unit, or one piece of a unit over the
+/// budget: everything it holds lives only that long.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Held {
+    /// How the unit was found.
+    pub kind: UnitKind,
+    /// What names it (package directory, build file, root file, directory).
+    pub root: PathBuf,
+    /// Which piece this is, from 0, and of how many (1 for a unit within the budget).
+    pub piece: (usize, usize),
+    /// The piece's files.
+    pub files: usize,
+    /// The bytes of source of its files (what the budget bounds).
+    pub bytes: usize,
+    /// Summaries held.
+    pub summaries: usize,
+    /// Bytes of text held with them (summarised or re-linted files).
+    pub text_bytes: usize,
+}
 
 impl Tally {
+    /// A tally whose run joins pieces of at most `bytes` of source instead of
+    /// [`JOIN_BUDGET`]'s, so that a small test tree can show how a unit over it is joined.
+    #[must_use]
+    pub fn with_join_budget(bytes: usize) -> Self {
+        Tally {
+            budget: Some(bytes),
+            ..Tally::default()
+        }
+    }
+
+    /// What the join held, per unit or piece, in the order they were joined.
+    #[must_use]
+    pub fn held(&self) -> Vec<Held> {
+        self.held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    fn hold(tally: Option<&Tally>, held: Held) {
+        if let Some(tally) = tally {
+            tally
+                .held
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(held);
+        }
+    }
+
     fn add(tally: Option<&Tally>, pass: Pass, path: &Path, reads: usize, parses: usize) {
         let Some(tally) = tally else { return };
         if reads + parses == 0 {
             return;
         }
         let mut map = tally
-            .0
+            .counts
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let c = map.entry((pass, path.to_path_buf())).or_default();
@@ -237,7 +303,7 @@ impl Tally {
     /// The counts so far, by pass and file (files a pass neither read nor parsed left out).
     #[must_use]
     pub fn counts(&self) -> BTreeMap<(Pass, PathBuf), Counts> {
-        self.0
+        self.counts
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone()
@@ -334,7 +400,21 @@ fn run(
     let (files, reported, mut errors) = scoped_files(paths, excludes, scope);
     DONE.store(0, Ordering::Relaxed);
     TOTAL.store(files.len(), Ordering::Relaxed);
-    let mut results: Vec<(Option<SourceFile>, FileReport, Option<u64>)> =
+    // Each file's cargo package, known before pass one: a file in none has its module items
+    // scanned from the text pass one reads, so finding its unit reads nothing again.
+    let disk = units::RealDisk;
+    let mut ancestry = units::Ancestry::default();
+    let cargo: Vec<Option<PathBuf>> = files
+        .iter()
+        .map(|f| {
+            if config.crate_index {
+                ancestry.cargo(&disk, f)
+            } else {
+                None
+            }
+        })
+        .collect();
+    let first: Vec<(FirstPass, Option<ModFacts>)> =
         parallel(files.len(), threads, &mut errors, |i| {
             let path = &files[i];
             let shown = walk::display(path);
@@ -344,6 +424,9 @@ fn run(
                     // Pass 2 reads the file again (holding every text between the passes would
                     // make memory grow with the tree): this is how it knows it got the same one.
                     let hash = text_hash(&text);
+                    let facts =
+                        (config.crate_index && cargo[i].is_none()).then(|| units::scan(&text));
+                    let len = text.len();
                     let src = SourceFile::new(shown, text).with_real_path(path.clone());
                     let report = lint::lint_per_file(&src, config);
                     // Only files with findings, or comments that may silence a crate finding or
@@ -351,11 +434,16 @@ fn run(
                     let keep = !report.diagnostics.is_empty() || src.text.contains("timeoutlint:");
                     // A context file is read for its crate's join only.
                     let src = (keep && reported[i]).then_some(src);
-                    (src, report, Some(hash))
+                    let first = FirstPass {
+                        src,
+                        report,
+                        hash: Some(hash),
+                        len,
+                    };
+                    (first, facts)
                 }
-                Err(message) => (
-                    None,
-                    FileReport {
+                Err(message) => {
+                    let report = FileReport {
                         error: Some(FileError {
                             path: shown,
                             line: None,
@@ -363,31 +451,50 @@ fn run(
                             message,
                         }),
                         ..FileReport::default()
-                    },
-                    None,
-                ),
+                    };
+                    let first = FirstPass {
+                        src: None,
+                        report,
+                        hash: None,
+                        len: 0,
+                    };
+                    (first, None)
+                }
             };
             let parses = parse::parses_here() - parsed_before;
             Tally::add(tally, Pass::PerFile, path, 1, parses);
             DONE.fetch_add(1, Ordering::Relaxed);
             out
         });
+    let (mut results, facts): (Vec<FirstPass>, Vec<Option<ModFacts>>) = first.into_iter().unzip();
     // The crate join also brings in the crate's own retry wrappers, whatever rules run.
-    if config.crate_rules() || results.iter().any(|r| !r.1.wrappers.is_empty()) {
-        join_crates(
+    if config.crate_rules() || results.iter().any(|r| !r.report.wrappers.is_empty()) {
+        let units = if config.crate_index {
+            Units::find(&files, &cargo, &facts, &disk, &mut ancestry)
+        } else {
+            Units::each_alone(&files)
+        };
+        drop(facts);
+        join_units(
             &files,
             &mut results,
+            &units,
             config,
             threads,
             &mut errors,
             read,
             tally,
         );
+    } else {
+        drop(facts);
     }
     let mut out = Vec::new();
     let mut skipped = 0;
     // Context files are not reported.
-    for ((src, mut report, _), _) in results.into_iter().zip(&reported).filter(|(_, r)| **r) {
+    for (first, _) in results.into_iter().zip(&reported).filter(|(_, r)| **r) {
+        let FirstPass {
+            src, mut report, ..
+        } = first;
         // Left unparsed by pass one (the prefilter, or test code): not "checked".
         skipped += usize::from(!report.parsed && report.error.is_none());
         if let Some(e) = report.error {
@@ -489,174 +596,247 @@ pub(crate) fn parallel<T: Send>(
 /// whether the file changed since pass 1 (`true`).
 type Summary = Result<Option<(ClientSummary, SourceFile)>, (FileError, bool)>;
 
-/// Pass 2: the crates (nearest `Cargo.toml`; each file alone with `--no-index`) where pass 1
+/// What pass one keeps of a file until the run is finished.
+struct FirstPass {
+    /// The text, for a file with findings or suppression comments.
+    src: Option<SourceFile>,
+    report: FileReport,
+    /// The text's hash, for the join to know it read the same text (`None`: unreadable).
+    hash: Option<u64>,
+    /// The text's length, for the join's budget.
+    len: usize,
+}
+
+/// Pass 2: the units ([`crate::walk::units`]: the cargo package, else the Bazel or Buck
+/// target, the module tree or the directory; each file alone with `--no-index`) where pass 1
 /// found a retry site have their files summarised whole and joined; the crate-level findings
-/// are added to their files. A crate without a site cannot hold a crate-level finding, and
-/// most crates have none, so most files are never parsed whole.
+/// are added to their files. A unit without a site cannot hold a crate-level finding, and
+/// most have none, so most files are never parsed whole.
 ///
-/// Each file is read once here (its hash checked against pass 1's), and the text of a file with
-/// a summary is held until its crate is done, so a file holding a crate finding is not read a
-/// third time; its tree cannot be held (a syntax tree stays on the worker thread that built it),
-/// so that file alone is parsed again, on the workers.
-fn join_crates(
+/// One unit at a time (its files in parallel), and a unit over the budget in pieces: all the
+/// join holds (texts, summaries, the index) is one unit's or one piece's, released before the
+/// next. Each file is read once here (its hash checked against pass 1's), and the text of a
+/// file with a summary is held until its piece is done, so a file holding a crate finding is
+/// not read a third time; its tree cannot be held (a syntax tree stays on the worker thread
+/// that built it), so that file alone is parsed again, on the workers.
+#[allow(clippy::too_many_arguments)]
+fn join_units(
     files: &[PathBuf],
-    results: &mut [(Option<SourceFile>, FileReport, Option<u64>)],
+    results: &mut [FirstPass],
+    units: &Units,
     config: &Config,
     threads: usize,
     errors: &mut Vec<FileError>,
     read: &(dyn Fn(&PathBuf) -> Result<String, String> + Sync),
     tally: Option<&Tally>,
 ) {
-    let mut roots = walk::CrateRoots::default();
-    let mut key = |i: usize| {
-        if config.crate_index {
-            roots.of(&files[i])
-        } else {
-            Some(files[i].clone())
-        }
-    };
-    let retrying: std::collections::BTreeSet<Option<PathBuf>> = (0..files.len())
-        .filter(|&i| results[i].1.has_sites)
-        .map(&mut key)
-        .collect();
-    if retrying.is_empty() {
-        return;
-    }
-    let mut crates: std::collections::BTreeMap<Option<PathBuf>, Vec<usize>> =
-        std::collections::BTreeMap::new();
-    for i in 0..files.len() {
-        let k = key(i);
-        if retrying.contains(&k) {
-            crates.entry(k).or_default().push(i);
-        }
-    }
-    // One crate at a time, its files in parallel: only one crate's summaries are ever held.
-    for crate_files in crates.values() {
-        let hashes: Vec<Option<u64>> = crate_files.iter().map(|&i| results[i].2).collect();
-        // The crate's retry wrappers: a file that names one is linted again with them known
-        // (its calls are retry sites), and gives its summary from that same parse.
-        let known: Vec<Wrapper> = crate_files
-            .iter()
-            .flat_map(|&i| results[i].1.wrappers.iter().cloned())
-            .collect();
-        let relinted: Mutex<Vec<(usize, SourceFile, FileReport)>> = Mutex::new(Vec::new());
-        let summaries: Vec<Summary> = parallel(crate_files.len(), threads, errors, |m| {
-            let path = &files[crate_files[m]];
-            let parsed_before = parse::parses_here();
-            let text = read(path);
-            // Unreadable files were reported by pass 1.
-            let summary = match (text, hashes[m]) {
-                (Ok(text), Some(hash)) if text_hash(&text) == hash => {
-                    let src =
-                        SourceFile::new(walk::display(path), text).with_real_path(path.clone());
-                    if known.iter().any(|w| src.text.contains(w.name.as_str())) {
-                        match lint::relint_with_wrappers(&src, config, &known) {
-                            Ok((report, summary)) => {
-                                relinted
-                                    .lock()
-                                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                                    .push((crate_files[m], src.clone(), report));
-                                Ok(summary.filter(|_| config.crate_rules()).map(|s| (s, src)))
-                            }
-                            Err(e) => Err((e, false)),
-                        }
-                    } else if config.crate_rules() {
-                        lint::summarize_whole(&src, config)
-                            .map(|s| s.map(|s| (s, src)))
-                            .map_err(|e| (e, false))
-                    } else {
-                        Ok(None)
-                    }
-                }
-                (Ok(_), Some(_)) => Err((changed_during_run(path), true)),
-                _ => Ok(None),
-            };
-            let parses = parse::parses_here() - parsed_before;
-            Tally::add(tally, Pass::Join, path, 1, parses);
-            summary
-        });
-        // The new findings replace pass one's (the same rules over the whole text, plus the
-        // wrapper calls' sites).
-        for (i, src, report) in relinted
-            .into_inner()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-        {
-            let (held, old, _) = &mut results[i];
-            old.diagnostics = report.diagnostics;
-            old.has_sites = report.has_sites;
-            if held.is_none() && !old.diagnostics.is_empty() {
-                *held = Some(src);
-            }
-        }
-        if !config.crate_rules() {
+    let budget = tally.and_then(|t| t.budget).unwrap_or(JOIN_BUDGET).max(1);
+    for unit in &units.units {
+        if !unit.files.iter().any(|&i| results[i].report.has_sites) {
             continue;
         }
-        let mut by_file: std::collections::HashMap<usize, ClientSummary> =
-            std::collections::HashMap::new();
-        // The texts of the files with a summary, the only ones that can hold a crate finding.
-        let mut texts: std::collections::HashMap<usize, SourceFile> =
-            std::collections::HashMap::new();
-        for (&i, summary) in crate_files.iter().zip(summaries) {
-            match summary {
-                Ok(Some((s, src))) => {
-                    by_file.insert(i, s);
-                    // Pass 1 may hold the text already.
-                    if results[i].0.is_none() {
-                        texts.insert(i, src);
-                    }
-                }
-                Ok(None) => {}
-                // A file masking let pass 1 read may still be rejected whole; a file that
-                // changed since pass 1 loses its pass-1 findings too (they are of the old text).
-                Err((e, changed)) => {
-                    let (src, report, _) = &mut results[i];
-                    if changed {
-                        *src = None;
-                        report.diagnostics.clear();
-                        report.error = Some(e);
-                    } else if report.error.is_none() {
-                        report.error = Some(e);
-                    }
-                }
-            }
-        }
-        let joined: Vec<&ClientSummary> =
-            crate_files.iter().filter_map(|i| by_file.get(i)).collect();
-        let index = CrateIndex::build(&joined);
-        let holding: Vec<usize> = crate_files
+        // The unit's retry wrappers, from every piece: a file that names one is linted again
+        // with them known (its calls are retry sites), and gives its summary from that parse.
+        let known: Vec<Wrapper> = unit
+            .files
             .iter()
-            .copied()
-            .filter(|i| {
-                by_file
-                    .get(i)
-                    .is_some_and(|s| index.has_findings_in(&s.path))
-            })
+            .flat_map(|&i| results[i].report.wrappers.iter().cloned())
             .collect();
-        let shared: &[(Option<SourceFile>, FileReport, Option<u64>)] = results;
-        let found: Vec<Vec<Diagnostic>> = parallel(holding.len(), threads, errors, |m| {
-            let i = holding[m];
-            let Some(src) = shared[i].0.as_ref().or_else(|| texts.get(&i)) else {
-                return Vec::new();
-            };
-            let parsed_before = parse::parses_here();
-            let found = lint::crate_findings(&index, src, config);
-            Tally::add(
-                tally,
-                Pass::CrateFindings,
-                &files[i],
-                0,
-                parse::parses_here() - parsed_before,
+        let pieces = pieces(&unit.files, |i| results[i].len, budget);
+        if pieces.len() > 1 {
+            let bytes: usize = unit.files.iter().map(|&i| results[i].len).sum();
+            eprintln!(
+                "warning: {}: {} files, {} MB of source, over the crate join's {} MB: its cross-file findings are joined in {} pieces, and links between pieces are not followed",
+                walk::display(&unit.root),
+                unit.files.len(),
+                bytes >> 20,
+                budget >> 20,
+                pieces.len()
             );
-            found
-        });
-        for (i, found) in holding.into_iter().zip(found) {
-            let (src, report, _) = &mut results[i];
-            if src.is_none() {
-                *src = texts.remove(&i);
-            }
-            report.diagnostics.extend(found);
+        }
+        for (n, piece) in pieces.iter().enumerate() {
+            let held = join_piece(
+                files, results, piece, &known, config, threads, errors, read, tally,
+            );
+            Tally::hold(
+                tally,
+                Held {
+                    kind: unit.kind,
+                    root: unit.root.clone(),
+                    piece: (n, pieces.len()),
+                    files: piece.len(),
+                    bytes: piece.iter().map(|&i| results[i].len).sum(),
+                    summaries: held.0,
+                    text_bytes: held.1,
+                },
+            );
         }
     }
+}
+
+/// `files` in order, cut into runs of at most `budget` bytes (`len` of each); a file over it
+/// alone is a run of its own.
+fn pieces(files: &[usize], len: impl Fn(usize) -> usize, budget: usize) -> Vec<Vec<usize>> {
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    let mut bytes = 0;
+    for &i in files {
+        let l = len(i);
+        match out.last_mut() {
+            Some(last) if bytes + l <= budget => {
+                last.push(i);
+                bytes += l;
+            }
+            _ => {
+                out.push(vec![i]);
+                bytes = l;
+            }
+        }
+    }
+    out
+}
+
+/// Join one unit, or one piece of one, with the unit's `known` wrappers: summaries, index,
+/// crate findings. Returns what it held at once: (summaries, bytes of text).
+#[allow(clippy::too_many_arguments)]
+fn join_piece(
+    files: &[PathBuf],
+    results: &mut [FirstPass],
+    crate_files: &[usize],
+    known: &[Wrapper],
+    config: &Config,
+    threads: usize,
+    errors: &mut Vec<FileError>,
+    read: &(dyn Fn(&PathBuf) -> Result<String, String> + Sync),
+    tally: Option<&Tally>,
+) -> (usize, usize) {
+    let hashes: Vec<Option<u64>> = crate_files.iter().map(|&i| results[i].hash).collect();
+    let relinted: Mutex<Vec<(usize, SourceFile, FileReport)>> = Mutex::new(Vec::new());
+    let summaries: Vec<Summary> = parallel(crate_files.len(), threads, errors, |m| {
+        let path = &files[crate_files[m]];
+        let parsed_before = parse::parses_here();
+        let text = read(path);
+        // Unreadable files were reported by pass 1.
+        let summary = match (text, hashes[m]) {
+            (Ok(text), Some(hash)) if text_hash(&text) == hash => {
+                let src = SourceFile::new(walk::display(path), text).with_real_path(path.clone());
+                if known.iter().any(|w| src.text.contains(w.name.as_str())) {
+                    match lint::relint_with_wrappers(&src, config, known) {
+                        Ok((report, summary)) => {
+                            relinted
+                                .lock()
+                                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                                .push((crate_files[m], src.clone(), report));
+                            Ok(summary.filter(|_| config.crate_rules()).map(|s| (s, src)))
+                        }
+                        Err(e) => Err((e, false)),
+                    }
+                } else if config.crate_rules() {
+                    lint::summarize_whole(&src, config)
+                        .map(|s| s.map(|s| (s, src)))
+                        .map_err(|e| (e, false))
+                } else {
+                    Ok(None)
+                }
+            }
+            (Ok(_), Some(_)) => Err((changed_during_run(path), true)),
+            _ => Ok(None),
+        };
+        let parses = parse::parses_here() - parsed_before;
+        Tally::add(tally, Pass::Join, path, 1, parses);
+        summary
+    });
+    let relinted = relinted
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    // What is held now, all at once: the summaries with their texts, and the re-linted texts.
+    let held = (
+        summaries
+            .iter()
+            .filter(|s| matches!(s, Ok(Some(_))))
+            .count(),
+        summaries
+            .iter()
+            .filter_map(|s| s.as_ref().ok()?.as_ref().map(|(_, src)| src.text.len()))
+            .sum::<usize>()
+            + relinted.iter().map(|r| r.1.text.len()).sum::<usize>(),
+    );
+    // The new findings replace pass one's (the same rules over the whole text, plus the
+    // wrapper calls' sites).
+    for (i, src, report) in relinted {
+        let r = &mut results[i];
+        r.report.diagnostics = report.diagnostics;
+        r.report.has_sites = report.has_sites;
+        if r.src.is_none() && !r.report.diagnostics.is_empty() {
+            r.src = Some(src);
+        }
+    }
+    if !config.crate_rules() {
+        return held;
+    }
+    let mut by_file: std::collections::HashMap<usize, ClientSummary> =
+        std::collections::HashMap::new();
+    // The texts of the files with a summary, the only ones that can hold a crate finding.
+    let mut texts: std::collections::HashMap<usize, SourceFile> = std::collections::HashMap::new();
+    for (&i, summary) in crate_files.iter().zip(summaries) {
+        match summary {
+            Ok(Some((s, src))) => {
+                by_file.insert(i, s);
+                // Pass 1 may hold the text already.
+                if results[i].src.is_none() {
+                    texts.insert(i, src);
+                }
+            }
+            Ok(None) => {}
+            // A file masking let pass 1 read may still be rejected whole; a file that
+            // changed since pass 1 loses its pass-1 findings too (they are of the old text).
+            Err((e, changed)) => {
+                let r = &mut results[i];
+                if changed {
+                    r.src = None;
+                    r.report.diagnostics.clear();
+                    r.report.error = Some(e);
+                } else if r.report.error.is_none() {
+                    r.report.error = Some(e);
+                }
+            }
+        }
+    }
+    let joined: Vec<&ClientSummary> = crate_files.iter().filter_map(|i| by_file.get(i)).collect();
+    let index = CrateIndex::build(&joined);
+    let holding: Vec<usize> = crate_files
+        .iter()
+        .copied()
+        .filter(|i| {
+            by_file
+                .get(i)
+                .is_some_and(|s| index.has_findings_in(&s.path))
+        })
+        .collect();
+    let shared: &[FirstPass] = results;
+    let found: Vec<Vec<Diagnostic>> = parallel(holding.len(), threads, errors, |m| {
+        let i = holding[m];
+        let Some(src) = shared[i].src.as_ref().or_else(|| texts.get(&i)) else {
+            return Vec::new();
+        };
+        let parsed_before = parse::parses_here();
+        let found = lint::crate_findings(&index, src, config);
+        Tally::add(
+            tally,
+            Pass::CrateFindings,
+            &files[i],
+            0,
+            parse::parses_here() - parsed_before,
+        );
+        found
+    });
+    for (i, found) in holding.into_iter().zip(found) {
+        let r = &mut results[i];
+        if r.src.is_none() {
+            r.src = texts.remove(&i);
+        }
+        r.report.diagnostics.extend(found);
+    }
+    held
 }
 
 #[cfg(test)]

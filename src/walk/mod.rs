@@ -7,6 +7,7 @@
 
 pub mod bounded;
 pub mod crates;
+pub mod units;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;

@@ -21,4 +21,5 @@ mod scaling;
 mod server;
 mod support;
 mod test_code;
+mod units;
 mod wrappers;
