@@ -75,7 +75,7 @@ pub fn parse_text(src: &SourceFile, text: &str) -> Result<syn::File, FileError> 
     };
     let edition = edition_of(&src.real_path);
     let mut error = first;
-    if edition.map_or(true, |e| e < Edition::E2021) {
+    if edition.is_none_or(|e| e < Edition::E2021) {
         match reparse_old_edition(body, edition.unwrap_or(Edition::E2015)) {
             Some(Ok(file)) => return Ok(file),
             // The old edition's reading went further: its error is the one left to fix.

@@ -1336,7 +1336,7 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
         let cond_escape = (!then_flow.leaves)
             .then(|| opt::escaping_disjunction(&e.cond, &self.opt_locals))
             .flatten();
-        let inert = then_flow.inert() && else_flow.as_ref().map_or(true, opt::Flow::inert);
+        let inert = then_flow.inert() && else_flow.as_ref().is_none_or(opt::Flow::inert);
         let outer = (self.escape.clone(), self.inert_cond);
         if cond_escape.is_some() {
             self.escape = cond_escape;
@@ -1353,7 +1353,7 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
         // `if let Some(max) = cfg.max_retries { .. }` with no `else` that gives up: an unset cap
         // skips every test in the branch.
         let let_escape = match &*e.cond {
-            Expr::Let(l) if opt::is_some_pat(&l.pat) && else_flow.map_or(true, |f| !f.leaves) => {
+            Expr::Let(l) if opt::is_some_pat(&l.pat) && else_flow.is_none_or(|f| !f.leaves) => {
                 opt::option_name(&l.expr)
             }
             _ => None,

@@ -313,11 +313,10 @@ fn doubling_schedule(c: &syn::ExprCall) -> bool {
     let Expr::Path(p) = &*c.func else {
         return false;
     };
-    if !p
-        .path
+    if p.path
         .segments
         .last()
-        .is_some_and(|s| s.ident == "successors")
+        .is_none_or(|s| s.ident != "successors")
     {
         return false;
     }

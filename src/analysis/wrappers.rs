@@ -208,7 +208,7 @@ pub fn for_path<'w>(
         .filter(|w| !w.method && &w.name == name)
         .find(|w| {
             if segments.len() == 1 {
-                let same_file = w.file.as_deref().map_or(true, |f| f == here);
+                let same_file = w.file.as_deref().is_none_or(|f| f == here);
                 return (same_file && imports.is_local(name))
                     || candidates.iter().any(|c| qualifier_matches(c, w));
             }

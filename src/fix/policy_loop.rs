@@ -531,7 +531,7 @@ pub fn duration_of_secs(secs: f64, path: &str) -> Option<String> {
     // `ms` is a positive whole number below 1e12, exact in both types.
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let ms = ms as u64;
-    Some(if ms % 1000 == 0 {
+    Some(if ms.is_multiple_of(1000) {
         format!("{path}::from_secs({})", ms / 1000)
     } else {
         format!("{path}::from_millis({ms})")

@@ -122,7 +122,7 @@ impl Rule {
     /// Is `info` this rule's description, so that a finding naming it is this rule's?
     #[must_use]
     pub fn is(&self, info: &RuleInfo) -> bool {
-        std::ptr::eq(&self.info, info)
+        std::ptr::eq(&raw const self.info, info)
     }
 }
 
