@@ -1460,11 +1460,20 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
             Lt(_) | Le(_) | Gt(_) | Ge(_) | Eq(_) | Ne(_) => {
                 let mut words = words_of(&*b.left);
                 words.extend(words_of(&*b.right));
+                // A guard in the body over a counter from 0 (`if attempt >= n { give up }`,
+                // `if attempt < n { go round }`): the attempts it allows depend on whether the
+                // counter was already incremented for this attempt when it is compared.
+                let counted_first = words.iter().any(|w| self.incremented.contains(w));
                 let literal = int_lit(&b.right)
-                    .or_else(|| int_lit(&b.left))
-                    .map(|n| match b.op {
-                        Le(_) | Ge(_) => n + 1,
-                        _ => n,
+                    .map(|n| (n, false))
+                    .or_else(|| int_lit(&b.left).map(|n| (n, true)))
+                    .map(|(n, flipped)| {
+                        let strict = match b.op {
+                            Ge(_) | Lt(_) => !flipped,
+                            Gt(_) | Le(_) => flipped,
+                            _ => return n,
+                        };
+                        n + u64::from(!strict) + u64::from(!counted_first)
                     });
                 let escape = self.escape.clone().or_else(|| {
                     opt::infinite_default(&b.left, &self.opt_locals)
