@@ -79,6 +79,9 @@ pub struct Args {
     /// editors, which name files one by one).
     #[arg(long)]
     force_exclude: bool,
+    /// Print the files a run would lint (after exclusions), one per line, and lint nothing.
+    #[arg(long)]
+    show_files: bool,
     /// The path of the text read from stdin (`-`): shown in findings, and where the
     /// configuration, rule selection and (with --force-exclude) exclusions come from.
     #[arg(long, value_name = "PATH")]
@@ -272,6 +275,9 @@ fn run(args: &Args) -> anyhow::Result<u8> {
             return Ok(0);
         }
     };
+    if args.show_files {
+        return show_files(&plan, &mut stdout);
+    }
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
@@ -326,6 +332,34 @@ pub(crate) struct Options {
     pub max_file_bytes: u64,
     /// Not `--no-index`.
     pub crate_index: bool,
+}
+
+/// `--show-files`: the files the run would lint, in the walk's order, as findings would name
+/// them (a stdin buffer by its `--stdin-filename`, or `-`); files that cannot be walked are
+/// errors on stderr and make the exit code 2, as in a lint.
+fn show_files(plan: &Plan, out: &mut impl Write) -> anyhow::Result<u8> {
+    let mut text = String::new();
+    let mut code = 0;
+    if let Some((path, _)) = &plan.stdin {
+        text.push_str(&walk::display(path));
+        text.push('\n');
+    } else {
+        let (files, errors) = walk::rust_files(&plan.walked, &plan.resolved.excludes);
+        for f in &files {
+            text.push_str(&walk::display(f));
+            text.push('\n');
+        }
+        for e in &errors {
+            eprintln!("error: {}: {}", e.path, e.message);
+            code = 2;
+        }
+    }
+    match out.write_all(text.as_bytes()) {
+        // `timeoutlint --show-files | head` closes the pipe: that is not an error.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(e.into()),
+        _ => {}
+    }
+    Ok(code)
 }
 
 /// A run decided from the paths and options: what is walked, with which configuration, and

@@ -593,3 +593,23 @@ fn the_tokio_sleep_fix_follows_the_crates_tokio_features() {
     );
     assert_eq!(after, ASYNC, "--fix must not apply it");
 }
+
+#[test]
+fn show_files_lists_what_a_run_would_lint_and_lints_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("src/gen")).unwrap();
+    std::fs::write(d.join("timeoutlint.toml"), "exclude = [\"src/gen/**\"]\n").unwrap();
+    std::fs::write(d.join("src/gen/a.rs"), BUGGY).unwrap();
+    std::fs::write(d.join("src/c.rs"), BUGGY).unwrap();
+    std::fs::write(d.join("src/b.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(d.join("src/notes.txt"), BUGGY).unwrap();
+    let o = run(d, &["src", "--show-files"]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    // Sorted as the walk yields them; the finding in c.rs is not reported.
+    assert_eq!(stdout(&o), "src/b.rs\nsrc/c.rs\n");
+    let o = run(d, &["src/gen/a.rs", "--show-files", "--force-exclude"]);
+    assert_eq!(stdout(&o), "");
+    let o = run(d, &["src/gen/a.rs", "--show-files"]);
+    assert_eq!(stdout(&o), "src/gen/a.rs\n");
+}
