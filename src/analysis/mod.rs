@@ -341,6 +341,49 @@ impl Sleep {
     }
 }
 
+/// Names of the functions and methods `e` calls (the last path segment, the method), outside
+/// closures and nested items, which run elsewhere. With `handled_only`, a call whose error
+/// leaves through `?` (`helper()?`, `helper().await?`) is left out, though what its arguments
+/// call still counts: its error never reaches the code around it.
+pub(super) fn callee_names(e: &syn::Expr, handled_only: bool) -> Vec<String> {
+    use syn::visit::Visit;
+    use syn::Expr;
+    struct V(Vec<String>, bool);
+    impl<'ast> Visit<'ast> for V {
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+        fn visit_expr_try(&mut self, t: &'ast syn::ExprTry) {
+            if !self.1 {
+                return syn::visit::visit_expr_try(self, t);
+            }
+            let mut inner = &*t.expr;
+            while let Expr::Await(a) = inner {
+                inner = &a.base;
+            }
+            match inner {
+                Expr::Call(c) => c.args.iter().for_each(|a| self.visit_expr(a)),
+                Expr::MethodCall(m) => m.args.iter().for_each(|a| self.visit_expr(a)),
+                other => self.visit_expr(other),
+            }
+        }
+        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+            if let Expr::Path(p) = &*c.func {
+                if let Some(last) = p.path.segments.last() {
+                    self.0.push(last.ident.to_string());
+                }
+            }
+            syn::visit::visit_expr_call(self, c);
+        }
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            self.0.push(m.method.to_string());
+            syn::visit::visit_expr_method_call(self, m);
+        }
+    }
+    let mut v = V(Vec::new(), handled_only);
+    v.visit_expr(e);
+    v.0
+}
+
 /// Visit the arguments of a deadline wrapper (`tokio::time::timeout(d, fut)`): the bounded future
 /// (the last argument) with `depth` raised, so the visitor knows it runs under a deadline, and
 /// the others as usual.

@@ -653,7 +653,7 @@ impl<'ast> Visit<'ast> for Scan<'_> {
             self.inits.push(Init {
                 local: Some((name.clone(), self.scope())),
                 field: None,
-                callees: callees(&init.expr),
+                callees: super::callee_names(&init.expr, false),
                 copies: None,
                 scope: self.scope(),
             });
@@ -696,7 +696,7 @@ impl<'ast> Visit<'ast> for Scan<'_> {
             self.inits.push(Init {
                 local: None,
                 field: Some(field.to_string()),
-                callees: callees(&f.expr),
+                callees: super::callee_names(&f.expr, false),
                 copies: single_ident(&f.expr),
                 scope: self.scope(),
             });
@@ -1425,29 +1425,6 @@ fn single_ident(e: &Expr) -> Option<String> {
         Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(ToString::to_string),
         _ => None,
     }
-}
-
-/// Names of the functions and methods an expression calls.
-fn callees(e: &Expr) -> Vec<String> {
-    struct Calls(Vec<String>);
-    impl<'ast> Visit<'ast> for Calls {
-        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
-            if let Expr::Path(p) = &*c.func {
-                if let Some(last) = p.path.segments.last() {
-                    self.0.push(last.ident.to_string());
-                }
-            }
-            visit::visit_expr_call(self, c);
-        }
-        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
-            self.0.push(m.method.to_string());
-            visit::visit_expr_method_call(self, m);
-        }
-        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
-    }
-    let mut c = Calls(Vec::new());
-    c.visit_expr(e);
-    c.0
 }
 
 /// Direct arguments of the calls in `e`'s receiver chain and nested calls.

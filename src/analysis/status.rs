@@ -222,65 +222,24 @@ impl Sites<'_> {
     /// only a helper of this file that names one function and holds no retry site of its own.
     fn callee_gate(&self, site: &Expr) -> Option<proc_macro2::Span> {
         let at = span_of(self.src, site.span());
-        let mut calls = Vec::new();
-        attempt_calls(site, &mut calls);
-        calls.into_iter().find_map(|name| {
-            let Some(Op::Fn(body)) = self.ops.get(&name).copied().flatten() else {
-                return None;
-            };
-            let helper = span_of(self.src, body.span());
-            if helper.contains(at) || self.facts.sites.iter().any(|s| helper.contains(s.span)) {
-                return None;
-            }
-            let mut scan = Scan::default();
-            scan.visit_block(body);
-            if scan.classified || scan.error_for_status.is_some() {
-                return None;
-            }
-            scan.negative_leaves
-        })
-    }
-}
-
-/// Names of the functions and methods a site calls whose error stays in the site: every call
-/// not under a `?` (which would take the error out of the site) nor inside a closure or item.
-fn attempt_calls(e: &Expr, out: &mut Vec<String>) {
-    struct V<'o>(&'o mut Vec<String>);
-    impl<'ast> Visit<'ast> for V<'_> {
-        fn visit_item(&mut self, _: &'ast syn::Item) {}
-        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
-        fn visit_expr_try(&mut self, t: &'ast syn::ExprTry) {
-            // `helper().await?` and `helper()?` propagate; what the receiver chain calls too.
-            let mut inner = &*t.expr;
-            loop {
-                match inner {
-                    Expr::Await(a) => inner = &a.base,
-                    Expr::Call(c) => {
-                        c.args.iter().for_each(|a| self.visit_expr(a));
-                        return;
-                    }
-                    Expr::MethodCall(m) => {
-                        m.args.iter().for_each(|a| self.visit_expr(a));
-                        return;
-                    }
-                    other => return self.visit_expr(other),
+        super::callee_names(site, true)
+            .into_iter()
+            .find_map(|name| {
+                let Some(Op::Fn(body)) = self.ops.get(&name).copied().flatten() else {
+                    return None;
+                };
+                let helper = span_of(self.src, body.span());
+                if helper.contains(at) || self.facts.sites.iter().any(|s| helper.contains(s.span)) {
+                    return None;
                 }
-            }
-        }
-        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
-            if let Expr::Path(p) = &*c.func {
-                if let Some(last) = p.path.segments.last() {
-                    self.0.push(last.ident.to_string());
+                let mut scan = Scan::default();
+                scan.visit_block(body);
+                if scan.classified || scan.error_for_status.is_some() {
+                    return None;
                 }
-            }
-            visit::visit_expr_call(self, c);
-        }
-        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
-            self.0.push(m.method.to_string());
-            visit::visit_expr_method_call(self, m);
-        }
+                scan.negative_leaves
+            })
     }
-    V(out).visit_expr(e);
 }
 
 impl<'ast> Visit<'ast> for Sites<'_> {
