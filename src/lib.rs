@@ -39,8 +39,8 @@
 //!    baseline and manifests), [`config::read_config_files`] (finding and reading the config
 //!    file), [`edge`] ([`edge::cli`] with `main`, [`edge::adopt`]: baseline files,
 //!    `--add-ignore` edits and progress; [`edge::fix`]: `--fix` writes, the git-dirty check,
-//!    `--diff`; [`edge::server`]: stdio), [`parse`] reading the crate's edition through
-//!    [`walk::bounded`] only for a file syn rejected (2015/2018 code is parsed again), and the
+//!    `--diff`; [`edge::server`]: stdio), [`walk::crates::edition_of`] (the crate's edition,
+//!    which [`parse`] asks only for a file syn rejected: 2015/2018 code is parsed again), and the
 //!    `cargo-timeoutlint` binary (`cargo metadata`, then it runs `timeoutlint`). Every other module takes
 //!    `&str` and returns data (`.clippy.toml` bans the file-writing calls elsewhere).
 //! 2. No input panics the linter: each file's work is isolated on a big-stack worker

@@ -7,11 +7,12 @@
 //! a wide margin in the workers' [`WORKER_STACK`].
 //!
 //! Old editions: syn parses the 2021 language. A file that it rejects, in a crate of the 2015 or
-//! 2018 edition (read from the nearest `Cargo.toml` through [`crate::walk::bounded`], only for
-//! a file syn rejected; a file in no package is 2015, as for rustc), is parsed again from its tokens with the old edition's meaning restored, each token
-//! keeping its own span, so every place stays exact: in 2015 `try`, `async`, `await` and `dyn`
-//! used as names become raw identifiers (`r#try`), and in both a bare `Fn(..)` trait object
-//! (`Box<Fn() + Send>`, `&mut FnMut(u8)`) gets the `dyn` that 2021 requires.
+//! 2018 edition (read from the nearest `Cargo.toml` by [`crate::walk::crates::edition_of`],
+//! only for a file syn rejected; a file in no package is 2015, as for rustc), is parsed again
+//! from its tokens with the old edition's meaning restored, each token keeping its own span, so
+//! every place stays exact: in 2015 `try`, `async`, `await` and `dyn` used as names become raw
+//! identifiers (`r#try`), and in both a bare `Fn(..)` trait object (`Box<Fn() + Send>`,
+//! `&mut FnMut(u8)`) gets the `dyn` that 2021 requires.
 //!
 //! Parse errors say what could not be read and where, in words: a text that cannot even be cut
 //! into tokens gets the reason (a bracket never closed or closing nothing, a string or comment
@@ -19,14 +20,13 @@
 //! "cannot parse string into token stream"; a syntax error keeps syn's message and place, with
 //! the crate's edition when an old-edition keyword is what failed.
 
-use std::path::Path;
-
 use proc_macro2::{Delimiter, Group, Ident, Spacing, TokenStream, TokenTree};
 
 use crate::base::diagnostic::FileError;
 use crate::base::lex::token_at;
 pub use crate::base::lex::MAX_NESTING;
 use crate::base::source::SourceFile;
+use crate::walk::crates::{edition_of, Edition};
 
 /// Stack size of the threads that parse and analyse files.
 pub const WORKER_STACK: usize = 256 * 1024 * 1024;
@@ -92,91 +92,6 @@ pub fn parse_text(src: &SourceFile, text: &str) -> Result<syn::File, FileError> 
         column: Some(start.column + 1),
         message: format!("could not parse: {}", explain(&error, body, at, edition)),
     })
-}
-
-/// A Rust edition.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Edition {
-    /// 2015: `try`, `async`, `await` and `dyn` are names; trait objects need no `dyn`.
-    E2015,
-    /// 2018: those four are keywords; a bare trait object is still allowed.
-    E2018,
-    /// 2021: what syn parses.
-    E2021,
-    /// 2024 and later.
-    E2024,
-}
-
-impl Edition {
-    /// The edition a manifest's `edition` value names; `None` for one this linter does not know.
-    #[must_use]
-    pub fn from_manifest(value: &str) -> Option<Edition> {
-        match value {
-            "2015" => Some(Edition::E2015),
-            "2018" => Some(Edition::E2018),
-            "2021" => Some(Edition::E2021),
-            v if v.parse::<u32>().is_ok_and(|y| y >= 2024) => Some(Edition::E2024),
-            _ => None,
-        }
-    }
-
-    fn year(self) -> &'static str {
-        match self {
-            Edition::E2015 => "2015",
-            Edition::E2018 => "2018",
-            Edition::E2021 => "2021",
-            Edition::E2024 => "2024",
-        }
-    }
-}
-
-/// The edition of the package holding `file`: the nearest `Cargo.toml` with a `[package]`, its
-/// `edition` (inherited from the workspace with `edition.workspace = true`), 2015 when it has
-/// none (cargo's default); 2015 for a file in no package (rustc's default). `None` when the
-/// manifest names an edition this linter does not know. Read only for files syn rejects.
-#[must_use]
-pub fn edition_of(file: &Path) -> Option<Edition> {
-    let cwd = std::env::current_dir().unwrap_or_default();
-    let file = crate::walk::normalize(&cwd.join(file));
-    let read = |dir: &Path| -> Option<toml::Table> {
-        let text = crate::walk::bounded::read(
-            &dir.join("Cargo.toml"),
-            crate::walk::bounded::MANIFEST_LIMIT,
-        )
-        .ok()?;
-        text.parse::<toml::Table>().ok()
-    };
-    let mut dirs = file.ancestors().skip(1);
-    let (manifest_dir, manifest) = loop {
-        let Some(dir) = dirs.next() else {
-            return Some(Edition::E2015);
-        };
-        if let Some(m) = read(dir).filter(|m| m.contains_key("package")) {
-            break (dir.to_path_buf(), m);
-        }
-    };
-    let workspace_of = || -> Option<toml::Table> {
-        manifest_dir
-            .ancestors()
-            .find_map(|d| read(d).filter(|m| m.contains_key("workspace")))
-    };
-    let edition = manifest.get("package")?.get("edition");
-    let value = match edition {
-        None => return Some(Edition::E2015),
-        Some(toml::Value::String(s)) => s.clone(),
-        Some(toml::Value::Table(t))
-            if t.get("workspace").and_then(toml::Value::as_bool) == Some(true) =>
-        {
-            let ws = workspace_of()?;
-            ws.get("workspace")?
-                .get("package")?
-                .get("edition")?
-                .as_str()?
-                .to_string()
-        }
-        Some(_) => return None,
-    };
-    Edition::from_manifest(&value)
 }
 
 /// Where an error is, for comparing two of them.
@@ -502,29 +417,6 @@ mod tests {
         assert!(
             e.2.contains("a trait object without `dyn`, which the 2021 edition does not allow"),
             "{e:?}"
-        );
-    }
-
-    #[test]
-    fn an_inherited_edition_is_read_from_the_workspace() {
-        let dir = tempfile::tempdir().unwrap();
-        let ws = "[workspace]\nmembers = [\"m\"]\n[workspace.package]\nedition = \"2015\"\n";
-        std::fs::write(dir.path().join("Cargo.toml"), ws).unwrap();
-        std::fs::create_dir_all(dir.path().join("m/src")).unwrap();
-        let member = "[package]\nname = \"m\"\nversion = \"0.1.0\"\nedition.workspace = true\n";
-        std::fs::write(dir.path().join("m/Cargo.toml"), member).unwrap();
-        assert_eq!(
-            edition_of(&dir.path().join("m/src/lib.rs")),
-            Some(Edition::E2015)
-        );
-        std::fs::write(
-            dir.path().join("m/Cargo.toml"),
-            member.replace("edition.workspace = true", "edition = \"2021\""),
-        )
-        .unwrap();
-        assert_eq!(
-            edition_of(&dir.path().join("m/src/lib.rs")),
-            Some(Edition::E2021)
         );
     }
 
