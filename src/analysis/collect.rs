@@ -202,7 +202,11 @@ impl Collector<'_> {
                         continue;
                     }
                     let ty = pt.ty.to_token_stream().to_string().replace(' ', "");
-                    let name = pt.pat.to_token_stream().to_string();
+                    // `mut shutdown: Receiver<..>` is named `shutdown`: the binding, not the pattern.
+                    let name = match &*pt.pat {
+                        Pat::Ident(id) => id.ident.to_string(),
+                        p => p.to_token_stream().to_string(),
+                    };
                     if self.is_cancel_source(&ty, &name) {
                         let span = self.span(pt.span());
                         self.facts.functions[idx]
@@ -536,6 +540,11 @@ impl Collector<'_> {
         if !scan.success_exit && !outcome_exit && kind == SiteKind::Loop {
             // A `loop` that never leaves on success is periodic work (a heartbeat, a poller, a
             // flusher that stops on shutdown), not a retry.
+            return None;
+        }
+        if success_goes_round(body, kind == SiteKind::While) {
+            // Success and failure alike lead to the next iteration: an accept, message or
+            // flush loop doing the same work whether or not the last one failed.
             return None;
         }
         let mut bounded_by_comparison = false;
@@ -1109,6 +1118,33 @@ fn literal_take(text: &str) -> Option<u64> {
 }
 
 /// `Ok(..)` / `Some(..)` with no `Err` inside: the arm or branch of a success.
+/// The loop body ends in a `match` (or `if let`) on an outcome whose success arm neither leaves
+/// nor goes round on purpose (`continue`), so a success runs into the next iteration like a
+/// failure does: `loop { match listener.accept().await { Ok(io) => spawn(..), Err(e) => .. } }`.
+/// A guarded success arm decides on the value (`Ok(r) if r.retryable()`), and in a `while` an
+/// assignment may be the flag its header tests, so neither counts. A success arm that binds the
+/// value of a `let` (`let link = match .. { Some(l) => l, .. }`) is not the body's last
+/// statement, so the reconnect loop that uses it afterwards is not taken for one.
+fn success_goes_round(body: &syn::Block, flag_loop: bool) -> bool {
+    let Some(last) = body.stmts.last() else {
+        return false;
+    };
+    let syn::Stmt::Expr(e, _) = last else {
+        return false;
+    };
+    let round = |f: &opt::Flow| !f.leaves && !f.continues && !(flag_loop && f.assigns);
+    match strip_parens(e) {
+        Expr::Match(m) => m.arms.iter().any(|a| {
+            a.guard.is_none() && success_pattern(&a.pat) && round(&opt::expr_flow(&a.body))
+        }),
+        Expr::If(i) => match &*i.cond {
+            Expr::Let(l) => success_pattern(&l.pat) && round(&opt::block_flow(&i.then_branch)),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
 fn success_pattern(p: &Pat) -> bool {
     match p {
         Pat::TupleStruct(t) => {
