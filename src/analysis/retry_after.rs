@@ -251,10 +251,12 @@ impl Carry<'_> {
                     self.found = Some((None, false));
                 }
             } else if let Expr::Path(p) = a {
-                // A header-name constant (`RETRY_AFTER`).
+                // A header-name constant (`RETRY_AFTER`), not a local that holds the value
+                // (`classify(status, retry_after)` returns what `classify` decides).
                 if let Some(seg) = p.path.segments.last() {
-                    if is_source_ident(&seg.ident.to_string()) {
-                        self.ident(&seg.ident.to_string());
+                    let name = seg.ident.to_string();
+                    if is_source_ident(&name) && !name.chars().any(|c| c.is_ascii_lowercase()) {
+                        self.ident(&name);
                     }
                 }
             }
@@ -264,6 +266,25 @@ impl Carry<'_> {
 
 impl<'ast> Visit<'ast> for Carry<'_> {
     fn visit_item(&mut self, _: &'ast syn::Item) {}
+
+    // A block's value is its tail expression: a `let retry_after = ..` among its statements
+    // reaches the value only through a name, which the steps follow.
+    fn visit_block(&mut self, b: &'ast syn::Block) {
+        if let Some(syn::Stmt::Expr(e, None)) = b.stmts.last() {
+            self.visit_expr(e);
+        }
+    }
+
+    fn visit_local(&mut self, _: &'ast syn::Local) {}
+
+    // A `match` is worth its arms; the scrutinee reaches them only through the arms' bindings
+    // (steps too). `match send().await { Ok(r) => classify(r, retry_after), .. }` carries what
+    // `classify` returns, which this function cannot see.
+    fn visit_expr_match(&mut self, m: &'ast syn::ExprMatch) {
+        for a in &m.arms {
+            self.visit_expr(&a.body);
+        }
+    }
 
     fn visit_ident(&mut self, i: &'ast proc_macro2::Ident) {
         self.ident(&i.to_string());
