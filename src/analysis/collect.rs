@@ -64,17 +64,11 @@ const BOUND_WORDS: &[&str] = &[
     "end",
 ];
 /// Words of a comparison that make it a time bound (a hand-made deadline).
-const TIME_WORDS: &[&str] = &[
-    "deadline",
-    "elapsed",
-    "now",
-    "instant",
-    "remaining",
-    "expired",
-    "expiry",
-    "expires",
-    "until",
-];
+/// Words of a comparison that reads the clock or a deadline: a hand-checked deadline. Expiry
+/// words (`expired`, `until`) are not among them: alone they test something else's age
+/// (`lock_until_expired_ms(lock, ts) <= 0` asks whether a lock may be resolved and bounds
+/// nothing), and next to the clock (`Instant::now() > expires_at`) the clock word decides.
+const TIME_WORDS: &[&str] = &["deadline", "elapsed", "now", "instant", "remaining"];
 /// Receivers whose `.next()` is a backoff strategy that ends by returning `None`.
 const STRATEGY_WORDS: &[&str] = &[
     "backoff",
