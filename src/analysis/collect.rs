@@ -1126,7 +1126,7 @@ fn success_goes_round(body: &syn::Block, flag_loop: bool) -> bool {
     let syn::Stmt::Expr(e, _) = last else {
         return false;
     };
-    let round = |f: &opt::Flow| !f.leaves && !f.continues && !(flag_loop && f.assigns);
+    let round = |f: &opt::Flow| !(f.leaves || f.continues || (flag_loop && f.assigns));
     match strip_parens(e) {
         Expr::Match(m) => m.arms.iter().any(|a| {
             a.guard.is_none() && success_pattern(&a.pat) && round(&opt::expr_flow(&a.body))
