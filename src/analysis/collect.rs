@@ -63,7 +63,6 @@ const BOUND_WORDS: &[&str] = &[
     "until",
     "end",
 ];
-/// Words of a comparison that make it a time bound (a hand-made deadline).
 /// Words of a comparison that reads the clock or a deadline: a hand-checked deadline. Expiry
 /// words (`expired`, `until`) are not among them: alone they test something else's age
 /// (`lock_until_expired_ms(lock, ts) <= 0` asks whether a lock may be resolved and bounds
@@ -1111,7 +1110,6 @@ fn literal_take(text: &str) -> Option<u64> {
     digits.parse().ok()
 }
 
-/// `Ok(..)` / `Some(..)` with no `Err` inside: the arm or branch of a success.
 /// The loop body ends in a `match` (or `if let`) on an outcome whose success arm neither leaves
 /// nor goes round on purpose (`continue`), so a success runs into the next iteration like a
 /// failure does: `loop { match listener.accept().await { Ok(io) => spawn(..), Err(e) => .. } }`.
@@ -1139,6 +1137,7 @@ fn success_goes_round(body: &syn::Block, flag_loop: bool) -> bool {
     }
 }
 
+/// `Ok(..)` / `Some(..)` with no `Err` inside: the arm or branch of a success.
 fn success_pattern(p: &Pat) -> bool {
     match p {
         Pat::TupleStruct(t) => {
