@@ -274,7 +274,12 @@ pub fn section(doc: &str, heading: &str) -> String {
         return String::new();
     };
     let body = &doc[start + marker.len()..];
-    let end = body.find("\n## ").unwrap_or(body.len());
+    // A `###` sub-heading starts the details; the summary is what comes before it.
+    let end = [body.find("\n## "), body.find("\n### ")]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(body.len());
     body[..end].split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
