@@ -68,6 +68,43 @@ const BOUND_WORDS: &[&str] = &[
 /// (`lock_until_expired_ms(lock, ts) <= 0` asks whether a lock may be resolved and bounds
 /// nothing), and next to the clock (`Instant::now() > expires_at`) the clock word decides.
 const TIME_WORDS: &[&str] = &["deadline", "elapsed", "now", "instant", "remaining"];
+/// Words of a loop body that calls something outside the process (a request, a connection, a
+/// message, a query): what makes a retry remote, beside an `.await` or a sleep.
+const REMOTE_WORDS: &[&str] = &[
+    "send",
+    "request",
+    "req",
+    "connect",
+    "connection",
+    "conn",
+    "client",
+    "commit",
+    "publish",
+    "subscribe",
+    "fetch",
+    "query",
+    "rpc",
+    "call",
+    "execute",
+    "http",
+    "grpc",
+    "socket",
+    "upload",
+    "download",
+    "sleep",
+    "receive",
+    "recv",
+    "post",
+    "get",
+    "put",
+    "delete",
+    "dial",
+    "lookup",
+    "resolve",
+    "produce",
+    "consume",
+    "ack",
+];
 /// Receivers whose `.next()` is a backoff strategy that ends by returning `None`.
 const STRATEGY_WORDS: &[&str] = &[
     "backoff",
@@ -164,6 +201,7 @@ impl Collector<'_> {
             parent: self.fn_stack.last().copied(),
             cancel_sources: Vec::new(),
             only_sleeps: false,
+            polls: false,
             bindings: HashMap::new(),
         });
         let idx = self.facts.functions.len() - 1;
@@ -233,6 +271,7 @@ impl Collector<'_> {
     ) {
         let span = self.span(node_span);
         let idx = self.push_fn(name, span, FnKind::Item, sig.asyncness.is_some());
+        self.facts.functions[idx].polls = returns_poll(sig);
         let callables = wrappers::callable_params(sig);
         if !callables.is_empty() {
             self.callables
@@ -313,6 +352,7 @@ impl Collector<'_> {
             deadline,
             checks_cancel: w.checks_cancel,
             exits_on_failure: w.exits_on_failure,
+            ungated_round: None,
             sleeps: Vec::new(),
             comparison_words: Vec::new(),
             refusals_only: w.refusals_only,
@@ -413,6 +453,7 @@ impl Collector<'_> {
             // The function returns: every call of it ends, on failure too, unless it recurses
             // forever, which the cap says.
             exits_on_failure: false,
+            ungated_round: None,
             sleeps: Vec::new(),
             comparison_words: Vec::new(),
             refusals_only: false,
@@ -582,6 +623,29 @@ impl Collector<'_> {
         } else {
             None
         };
+        // Only a `loop` (or `while true`) goes round with nothing in its header to stop it.
+        let endless = kind == SiteKind::Loop
+            || matches!(header, Some(Expr::Lit(syn::ExprLit { lit: syn::Lit::Bool(b), .. })) if b.value);
+        // A way round with no gate is judged only where the loop talks to something outside the
+        // process: it awaits, or calls an operation named like one. A steal, a CAS or a parse
+        // retried in memory exits on its other outcomes by design.
+        let calls_out = scan.awaits || words.iter().any(|w| REMOTE_WORDS.contains(&w.as_str()));
+        // In a `poll` function the loop steps a state machine: each round is a transition within
+        // one call, and what bounds a reconnect is the state the machine keeps, not the loop.
+        let polls = self
+            .fn_stack
+            .last()
+            .is_some_and(|&f| self.facts.functions[f].polls);
+        let ungated_round = (endless && calls_out && !scan.next_item && !polls)
+            .then(|| {
+                let label = label.map(|l| l.name.ident.to_string());
+                super::rounds::ungated_round(body, label.as_deref(), &scan.incremented, self.apis)
+            })
+            .flatten()
+            .map(|r| super::UngatedRound {
+                at: self.span(r.at),
+                gated_elsewhere: r.gated_elsewhere,
+            });
         let site = RetrySite {
             kind,
             anchor: self.span(keyword),
@@ -591,6 +655,7 @@ impl Collector<'_> {
             deadline,
             checks_cancel: scan.checks_cancel,
             exits_on_failure: scan.failure_exit,
+            ungated_round,
             sleeps: Vec::new(),
             comparison_words: scan.comparisons.into_iter().map(|c| c.words).collect(),
             refusals_only: false,
@@ -616,6 +681,7 @@ impl Collector<'_> {
             deadline,
             checks_cancel: false,
             exits_on_failure: false,
+            ungated_round: None,
             sleeps: Vec::new(),
             comparison_words: Vec::new(),
             refusals_only: false,
@@ -913,6 +979,25 @@ impl<'ast> Visit<'ast> for Collector<'_> {
                 super::visit_bounded(self, &call.args, |s| &mut s.deadline);
                 return;
             }
+        }
+        // The crate's own timeout helper (`crate::rt::timeout(d, async { .. })`, a runtime
+        // shim over tokio's and async-std's): named as one and given a future, it bounds it.
+        let own = local
+            || matches!(
+                segs.first().map(String::as_str),
+                Some("crate" | "self" | "super")
+            );
+        if own
+            && call.args.len() >= 2
+            && matches!(
+                last.as_str(),
+                "timeout" | "timeout_at" | "with_timeout" | "with_deadline"
+            )
+        {
+            super::visit_bounded(self, &call.args, |s| &mut s.deadline);
+            return;
+        }
+        if !local {
             if let Some(rc) = candidates
                 .iter()
                 .find_map(|c| self.apis.retry_call(c))
@@ -1066,6 +1151,44 @@ fn type_mentions(types: &[String], ty: &str) -> bool {
 }
 
 /// `for _ in 0..max.unwrap_or(usize::MAX)`: a range no counter finishes when the cap is unset.
+/// The variable a method chain starts from (`session` of `session.cache.read_body()`).
+fn receiver_root(mut e: &Expr) -> Option<String> {
+    loop {
+        match e {
+            Expr::MethodCall(m) => e = &m.receiver,
+            Expr::Field(f) => e = &f.base,
+            Expr::Paren(p) => e = &p.expr,
+            Expr::Reference(r) => e = &r.expr,
+            Expr::Unary(u) => e = &u.expr,
+            Expr::Await(a) => e = &a.base,
+            Expr::Try(t) => e = &t.expr,
+            Expr::Path(p) => return p.path.get_ident().map(ToString::to_string),
+            _ => return None,
+        }
+    }
+}
+
+/// The names a pattern binds.
+struct Idents(BTreeSet<String>);
+
+impl<'ast> Visit<'ast> for Idents {
+    fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+        self.0.insert(p.ident.to_string());
+        visit::visit_pat_ident(self, p);
+    }
+}
+
+/// The function returns `Poll<..>` (`std::task::Poll`, `Poll<Option<T>>`).
+fn returns_poll(sig: &syn::Signature) -> bool {
+    match &sig.output {
+        syn::ReturnType::Type(_, t) => match &**t {
+            syn::Type::Path(p) => p.path.segments.last().is_some_and(|s| s.ident == "Poll"),
+            _ => false,
+        },
+        syn::ReturnType::Default => false,
+    }
+}
+
 fn infinite_range(e: &Expr, locals: &HashMap<String, OptLocal>) -> Option<String> {
     let Expr::Range(r) = strip_parens(e) else {
         return None;
@@ -1126,13 +1249,32 @@ fn success_goes_round(body: &syn::Block, flag_loop: bool) -> bool {
     };
     let round = |f: &opt::Flow| !(f.leaves || f.continues || (flag_loop && f.assigns));
     match strip_parens(e) {
-        Expr::Match(m) => m.arms.iter().any(|a| {
-            a.guard.is_none() && success_pattern(&a.pat) && round(&opt::expr_flow(&a.body))
-        }),
+        Expr::Match(m) => {
+            // `match retry_code { Some(e) => .., None => return Ok(()) }`: a `Some` of the
+            // failure seen is the failure, not a success.
+            let of_failure = ident_words_of(&*m.expr)
+                .iter()
+                .any(|w| matches!(w.as_str(), "err" | "error" | "errors" | "retry" | "code"));
+            m.arms.iter().any(|a| {
+                a.guard.is_none()
+                    && success_pattern(&a.pat)
+                    && !(of_failure && pattern_is_some(&a.pat))
+                    && round(&opt::expr_flow(&a.body))
+            })
+        }
         Expr::If(i) => match &*i.cond {
             Expr::Let(l) => success_pattern(&l.pat) && round(&opt::block_flow(&i.then_branch)),
             _ => false,
         },
+        _ => false,
+    }
+}
+
+/// `Some(..)` (or `x @ Some(..)`).
+fn pattern_is_some(p: &Pat) -> bool {
+    match p {
+        Pat::TupleStruct(t) => t.path.segments.last().is_some_and(|s| s.ident == "Some"),
+        Pat::Ident(i) => i.subpat.as_ref().is_some_and(|(_, p)| pattern_is_some(p)),
         _ => false,
     }
 }
@@ -1203,6 +1345,12 @@ struct LoopScan<'a> {
     tail_exit: Option<*const Expr>,
     err_path: bool,
     has_tick: bool,
+    /// An `.await` of the loop itself (not of a closure or async block inside it).
+    awaits: bool,
+    /// A call that takes the next item of a listener or stream (`accept`, `recv`, `read`).
+    next_item: bool,
+    /// Locals bound in the loop body itself (a value made afresh for each attempt).
+    bound_here: BTreeSet<String>,
     /// A compare-and-swap or spin call: an in-memory retry, not a remote one.
     local_retry: bool,
     checks_cancel: bool,
@@ -1235,6 +1383,9 @@ impl<'a> LoopScan<'a> {
             tail_exit: None,
             err_path: false,
             has_tick: false,
+            awaits: false,
+            next_item: false,
+            bound_here: BTreeSet::new(),
             local_retry: false,
             checks_cancel: false,
             bounding_call: false,
@@ -1245,6 +1396,23 @@ impl<'a> LoopScan<'a> {
             escape: None,
             inert_cond: false,
         }
+    }
+
+    /// `receiver.name(..)` takes the next item of something that outlives the round: a known
+    /// next-item call, or one named with a next-item verb whose receiver was not made in the
+    /// loop body (a subscription opened per attempt is read as part of that attempt). Only the
+    /// loop's own calls count: an inner loop draining a body is a step of the attempt.
+    fn takes_next_item(&self, name: &str, receiver: &Expr) -> bool {
+        if self.loop_depth > 0 {
+            return false;
+        }
+        let apis = &self.apis.retry;
+        let first = name.split('_').next().unwrap_or_default();
+        // On a value made in this round (a fresh subscription, a new connection) the receive
+        // is part of the attempt, whatever its name.
+        (apis.next_item_calls.iter().any(|c| c == name)
+            || apis.next_item_verbs.iter().any(|v| v == first))
+            && receiver_root(receiver).is_none_or(|r| !self.bound_here.contains(&r))
     }
 
     /// The loop goes round again after a failure.
@@ -1322,6 +1490,12 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
             }
         }
         visit::visit_local(self, l);
+        // After the initialiser: `let sub = sub.renew()` reads the outer one.
+        if self.closure_depth == 0 && self.loop_depth == 0 {
+            let mut names = Idents(BTreeSet::new());
+            names.visit_pat(&l.pat);
+            self.bound_here.extend(names.0);
+        }
     }
 
     fn visit_expr_closure(&mut self, c: &'ast syn::ExprClosure) {
@@ -1449,6 +1623,11 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
         self.catch_all_depth -= usize::from(catch_all);
     }
 
+    fn visit_expr_await(&mut self, a: &'ast syn::ExprAwait) {
+        self.awaits |= self.closure_depth == 0;
+        visit::visit_expr_await(self, a);
+    }
+
     fn visit_expr_continue(&mut self, e: &'ast syn::ExprContinue) {
         if self.closure_depth == 0 && self.targets_us(e.label.as_ref()) {
             self.has_continue = true;
@@ -1551,6 +1730,9 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
         }
         if self.apis.retry.local_retry_calls.contains(&name) {
             self.local_retry = true;
+        }
+        if self.closure_depth == 0 && self.takes_next_item(&name, &m.receiver) {
+            self.next_item = true;
         }
         if self.apis.cancellation.checks.contains(&name) {
             self.checks_cancel = true;

@@ -23,6 +23,7 @@ pub(crate) mod jitter;
 mod nested;
 mod optional_cap;
 pub mod retry_after;
+mod rounds;
 mod shapes;
 mod status;
 pub mod test_code;
@@ -121,6 +122,8 @@ pub enum FnKind {
 }
 
 /// A function-like body.
+// Its flags are independent facts, each read by a different rule: no state machine hides there.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Clone)]
 pub struct Function {
     /// Name of the item (`<closure>` / `<async block>` otherwise).
@@ -139,8 +142,20 @@ pub struct Function {
     pub cancel_sources: Vec<CancelSource>,
     /// The body is one statement that is only a sleep (a deliberate sleep future adapter).
     pub only_sleeps: bool,
+    /// It returns `Poll<..>`: a loop in it steps a state machine within one poll.
+    pub polls: bool,
     /// Words of what each local was bound or assigned to (`let d = backoff.min(left)`).
     pub bindings: std::collections::HashMap<String, BTreeSet<String>>,
+}
+
+/// A way round a `loop` that no bound stands on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UngatedRound {
+    /// The `continue`, or the body's closing brace for the fall-through.
+    pub at: Span,
+    /// Another path passes an attempt check, deadline or strategy: the loop has a bound, and
+    /// this path goes around it.
+    pub gated_elsewhere: bool,
 }
 
 /// A value that lets the caller give up.
@@ -221,6 +236,11 @@ pub struct RetrySite {
     /// Some exit is not plainly a success (`?`, `return Err(..)`, a conditional `break`): the
     /// failure it leaves on may be the bound, so the site is not known to be unbounded.
     pub exits_on_failure: bool,
+    /// For a `loop`: the first way round (a `continue`, or the body's closing brace for the
+    /// fall-through) that no attempt check, deadline, budget or stop signal stands on, even
+    /// when such a check exists elsewhere in the body. An exit on another failure class does
+    /// not bound this one.
+    pub ungated_round: Option<UngatedRound>,
     /// Indices into [`Facts::sleeps`].
     pub sleeps: Vec<usize>,
     /// Words of every comparison inside the site (to tell whether a wait is capped).

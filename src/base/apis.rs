@@ -141,6 +141,14 @@ pub struct Retry {
     /// Calls that make a loop an in-memory retry (compare-and-swap, spin), never a retry site.
     #[serde(default)]
     pub local_retry_calls: Vec<String>,
+    /// Calls that take the next item of a listener or stream: a loop going round after one of
+    /// them failed moves on, it does not repeat the operation.
+    #[serde(default)]
+    pub next_item_calls: Vec<String>,
+    /// First words of such calls (`read_body`, `receive_message`, `recv_timeout`), for the ones
+    /// a crate names itself.
+    #[serde(default)]
+    pub next_item_verbs: Vec<String>,
     /// Type names whose presence in a client's construction makes the client retry by itself.
     #[serde(default)]
     pub retrying_clients: Vec<String>,

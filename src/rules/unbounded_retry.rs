@@ -1,7 +1,9 @@
 //! `unbounded-retry`: a retry site that nothing stops but success.
 //!
 //! Asks the retry-site model for sites with no attempt cap, no deadline of any kind and no
-//! cancellation check. A combinator whose strategy is built elsewhere has an unknown cap and is
+//! cancellation check. A `loop` is judged by its ways round: one that no check stands on is
+//! unbounded even when the body gives up on another failure class or counts attempts on
+//! another path. A combinator whose strategy is built elsewhere has an unknown cap and is
 //! left alone: no guess. A site whose only cap is an option that `None` switches off (written
 //! out at the site: `max.is_none() || n < max.unwrap()`) is reported as unbounded when unset.
 //!
@@ -40,10 +42,17 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
             continue;
         }
         match &site.cap {
-            // Any other exit on failure may be the bound.
-            Cap::None if !site.exits_on_failure => out.push(uncapped(cx, site)),
             // The cap's own exit is the failure exit; with the option unset it is never taken.
             Cap::OffWhenNone(option) => out.push(off_when_none(cx, site, option)),
+            // A `loop` is judged path by path: an exit on another failure class, or an attempt
+            // check with no way out, bounds nothing on the way round.
+            Cap::None | Cap::Literal(_) | Cap::Symbolic if site.ungated_round.is_some() => {
+                out.push(uncapped(cx, site));
+            }
+            // Elsewhere any other exit on failure may be the bound.
+            Cap::None if !site.exits_on_failure && site.kind != SiteKind::Loop => {
+                out.push(uncapped(cx, site));
+            }
             _ => {}
         }
     }
@@ -60,6 +69,11 @@ fn uncapped(cx: &Context, site: &RetrySite) -> Diagnostic {
             "recursive retry has no attempt cap and no deadline".to_string(),
             "calls itself again after every failure, forever",
         ),
+        _ if site.cap != Cap::None || site.ungated_round.is_some_and(|r| r.gated_elsewhere) => (
+            "retry loop can go round forever: its bound does not stand on every way round"
+                .to_string(),
+            "goes round again after a failure with no bound on the way",
+        ),
         _ => (
             "retry loop has no attempt cap and no deadline".to_string(),
             "goes round again after every failure, forever",
@@ -70,7 +84,14 @@ fn uncapped(cx: &Context, site: &RetrySite) -> Diagnostic {
         .note("a persistent failure (a down dependency, a revoked credential) keeps this task busy and its caller waiting forever")
         .help("bound attempts and total time: `timeoutlint_retry::RetryPolicy::builder().max_attempts(5).total(Duration::from_secs(30)).build()?.run(..)`");
     d = with_sleeps(cx, site, d);
-    if site.kind == SiteKind::Loop
+    if let Some(round) = site.ungated_round {
+        d = d.related(
+            round.at,
+            "goes round from here; no attempt check, deadline or stop signal on the way",
+        );
+    }
+    if site.cap == Cap::None
+        && site.kind == SiteKind::Loop
         && cx.src.slice(site.anchor) == "loop"
         && !crate::fix::slices::breaks_with_value(cx.src.slice(site.span))
     {

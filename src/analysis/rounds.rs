@@ -1,0 +1,1161 @@
+//! The paths of a `loop` body that go round again, and whether a bound stands on each.
+//!
+//! A retry loop is bounded only if every way back to the top passes something that can end it:
+//! an attempt check, a deadline, a budget, a strategy that runs out, a stop signal. An exit on a
+//! different failure class is not a bound: `Err(Conflict) => continue, Err(e) => return Err(e)`
+//! retries a conflict forever, and `if attempt < max { sleep }` with no `else` that gives up goes
+//! round without sleeping once the attempts are spent. So the body is walked path by path
+//! (statements in order, both branches of an `if`, every arm of a `match`), carrying whether a
+//! gate has been passed; each `continue` and the fall-through at the body's end is a way round,
+//! and the first one reached with no gate on its path is the site's unbounded round.
+//!
+//! A gate is a decision about the loop's bound (a comparison of a counter, the clock, a maximum
+//! or a budget; a call such as `should_retry(attempt)` or `backoff.next()`) one of whose outcomes
+//! leaves the loop. The decision's outcome that stays is gated too: it passed the check. Flags
+//! set under such a decision (`if n > max { give_up = true }`) are gates where they are tested.
+//! What cannot be seen (a `?` on a call of the crate's own give-up helper) is taken for a gate
+//! when its name or arguments speak of attempts: a guess that keeps a finding away, never one
+//! that makes it.
+
+use std::collections::BTreeSet;
+
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+use syn::visit::{self, Visit};
+use syn::{Block, Expr, Stmt};
+
+use super::words::{ident_words_of, split_ident};
+use crate::base::apis::Apis;
+
+/// Words that make a compared operand or a tested flag a bound on attempts, time or budget.
+/// Narrower than the cap words: the error's own data (`expired.key`, `min_commit_ts`) decides
+/// which failure this is, not how many there have been.
+const GATE_WORDS: &[&str] = &[
+    "attempt",
+    "attempts",
+    "retry",
+    "retries",
+    "tries",
+    "tried",
+    "count",
+    "counter",
+    "max",
+    "maximum",
+    "limit",
+    "budget",
+    "remaining",
+    "left",
+    "times",
+    "deadline",
+    "elapsed",
+    "now",
+    "instant",
+    "timeout",
+    "total",
+    "iteration",
+    "iterations",
+    "rounds",
+    "num",
+    "exhausted",
+];
+/// Words of a called function or method that make its call a decision about the bound
+/// (`should_retry`, `has_attempts_left`, `check_budget`, `handle_retry_error`).
+const GATE_CALL_WORDS: &[&str] = &[
+    "retry",
+    "retries",
+    "attempt",
+    "attempts",
+    "budget",
+    "deadline",
+    "remaining",
+    "exhausted",
+    "expired",
+    "elapsed",
+    "max",
+    "limit",
+    "give",
+];
+/// Receivers whose `.next()` is a strategy that ends by returning `None`.
+const STRATEGY_WORDS: &[&str] = &[
+    "backoff", "delay", "delays", "strategy", "schedule", "retry", "retries", "policy", "iter",
+];
+/// Words of a value that holds a strategy's or a budget's state: a `match` on it one of whose
+/// arms leaves is the strategy running out. Not `retry`: `match retry_code` is the failure class.
+const STRATEGY_STATE_WORDS: &[&str] = &[
+    "backoff", "delay", "strategy", "schedule", "policy", "budget", "deadline",
+];
+/// Exit macros (they end the path the way `return` does).
+const EXIT_MACROS: &[&str] = super::collect::EXIT_MACROS;
+
+/// The first way round in `body` (of a loop labelled `label`) that no gate stands on: the
+/// `continue`, or the body's closing brace for the fall-through. `counters` are the words of
+/// what the body increments.
+pub(super) fn ungated_round(
+    body: &Block,
+    label: Option<&str>,
+    counters: &BTreeSet<String>,
+    apis: &Apis,
+) -> Option<Round> {
+    let mut gates = Gates {
+        counters: counters.clone(),
+        flags: BTreeSet::new(),
+        gated_macros: BTreeSet::new(),
+        apis,
+    };
+    gates.gated_macros = gated_macros(body, &gates);
+    let mut flags = FlagScan {
+        gates: &gates,
+        found: BTreeSet::new(),
+        under: 0,
+    };
+    flags.visit_block(body);
+    gates.flags = flags.found;
+    let mut w = Walk {
+        gates: &gates,
+        label: label.map(str::to_string),
+        inner: Vec::new(),
+        depth: 0,
+        ungated: None,
+        saw_gate: false,
+    };
+    let end = w.block(body, St::START, false);
+    if w.ungated.is_none() && end.unbounded() {
+        w.ungated = Some(body.brace_token.span.close());
+    }
+    w.ungated.map(|at| Round {
+        at,
+        gated_elsewhere: w.saw_gate,
+    })
+}
+
+/// A way round that no gate stands on.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Round {
+    /// The `continue`, or the body's closing brace for the fall-through.
+    pub at: Span,
+    /// Some other path passes a gate: the loop has a bound that this path goes around.
+    pub gated_elsewhere: bool,
+}
+
+/// What decides whether an expression is a gate.
+struct Gates<'a> {
+    counters: BTreeSet<String>,
+    /// Flags assigned under a gate.
+    flags: BTreeSet<String>,
+    /// `macro_rules!` defined in the body whose expansion leaves after a bound decision
+    /// (`retry!(err)`: `attempted += 1; if attempted > max { return } else { continue }`).
+    gated_macros: BTreeSet<String>,
+    apis: &'a Apis,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Place {
+    /// An `if` condition, a guard, `ensure!`'s condition: a tested flag counts.
+    Condition,
+    /// A `match` scrutinee or a `let .. else` value: only counters and decisions count, not a
+    /// variable that happens to be named `retry_code`.
+    Value,
+}
+
+impl Gates<'_> {
+    fn is_gate(&self, e: &Expr, place: Place) -> bool {
+        let mut v = GateScan {
+            gates: self,
+            found: false,
+        };
+        match strip(e) {
+            Expr::Path(_) | Expr::Field(_) if place == Place::Condition => {
+                v.found = self.bound_word(&ident_words_of(e));
+            }
+            Expr::Path(_) | Expr::Field(_) => {
+                let w = ident_words_of(e);
+                v.found = w.iter().any(|w| {
+                    self.counters.contains(w)
+                        || self.flags.contains(w)
+                        || STRATEGY_STATE_WORDS.contains(&w.as_str())
+                });
+            }
+            // `match &mut *backoff { Waiting(d) => .., Stop => return }`: the strategy's state.
+            Expr::Reference(_) | Expr::Unary(_) if place == Place::Value => {
+                let mut inner = e;
+                while let Expr::Reference(syn::ExprReference { expr, .. })
+                | Expr::Unary(syn::ExprUnary { expr, .. }) = inner
+                {
+                    inner = expr;
+                }
+                if let Expr::Path(_) | Expr::Field(_) = inner {
+                    let w = ident_words_of(inner);
+                    v.found = w.iter().any(|w| STRATEGY_STATE_WORDS.contains(&w.as_str()));
+                }
+            }
+            _ => {}
+        }
+        if !v.found {
+            v.visit_expr(e);
+        }
+        v.found
+    }
+
+    fn bound_word(&self, words: &BTreeSet<String>) -> bool {
+        words.iter().any(|w| {
+            GATE_WORDS.contains(&w.as_str()) || self.counters.contains(w) || self.flags.contains(w)
+        })
+    }
+}
+
+fn strip(mut e: &Expr) -> &Expr {
+    loop {
+        match e {
+            Expr::Paren(p) => e = &p.expr,
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => e = &u.expr,
+            _ => return e,
+        }
+    }
+}
+
+/// The `macro_rules!` defined in `body` whose tokens leave (`return`, `continue`, `break`, or
+/// a call of another such macro) and name a bound (a counter, a gate word). Their expansion is
+/// not parsed (metavariables make it no expression), so the tokens are all there is to read.
+fn gated_macros(body: &Block, gates: &Gates<'_>) -> BTreeSet<String> {
+    #[derive(Default)]
+    struct Defs(Vec<(String, proc_macro2::TokenStream)>);
+    impl<'ast> Visit<'ast> for Defs {
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+        fn visit_item_macro(&mut self, m: &'ast syn::ItemMacro) {
+            if let (Some(ident), true) = (&m.ident, m.mac.path.is_ident("macro_rules")) {
+                self.0.push((ident.to_string(), m.mac.tokens.clone()));
+            }
+        }
+    }
+    fn scan(ts: proc_macro2::TokenStream, out: &mut Vec<String>) {
+        for t in ts {
+            match t {
+                proc_macro2::TokenTree::Ident(i) => out.push(i.to_string()),
+                proc_macro2::TokenTree::Group(g) => scan(g.stream(), out),
+                proc_macro2::TokenTree::Punct(p) if p.as_char() == '!' => out.push("!".into()),
+                _ => {}
+            }
+        }
+    }
+    let mut defs = Defs::default();
+    defs.visit_block(body);
+    let facts: Vec<(String, bool, bool, Vec<String>)> = defs
+        .0
+        .into_iter()
+        .map(|(name, tokens)| {
+            let mut idents = Vec::new();
+            scan(tokens, &mut idents);
+            let leaves = idents
+                .iter()
+                .any(|i| matches!(i.as_str(), "return" | "continue" | "break"));
+            let mut words = BTreeSet::new();
+            for i in &idents {
+                split_ident(i, &mut words);
+            }
+            let bound = gates.bound_word(&words);
+            // Macros it calls: an ident followed by `!`.
+            let calls = idents
+                .windows(2)
+                .filter(|w| w[1] == "!")
+                .map(|w| w[0].clone())
+                .collect();
+            (name, leaves, bound, calls)
+        })
+        .collect();
+    let mut found: BTreeSet<String> = facts
+        .iter()
+        .filter(|(_, leaves, bound, _)| *leaves && *bound)
+        .map(|(n, ..)| n.clone())
+        .collect();
+    // `discard_retry!` calls `retry!`: gated through it. Each pass adds one level.
+    loop {
+        let before = found.len();
+        for (name, _, _, calls) in &facts {
+            if calls.iter().any(|c| found.contains(c)) {
+                found.insert(name.clone());
+            }
+        }
+        if found.len() == before {
+            return found;
+        }
+    }
+}
+
+/// Looks for a bound decision anywhere in an expression.
+struct GateScan<'g, 'a> {
+    gates: &'g Gates<'a>,
+    found: bool,
+}
+
+impl<'ast> Visit<'ast> for GateScan<'_, '_> {
+    fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+
+    fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+        // A local that carries a decision (`next_backoff.is_none()`) or a counter.
+        let g = self.gates;
+        self.found |= ident_words_of(p)
+            .iter()
+            .any(|w| g.flags.contains(w) || g.counters.contains(w));
+    }
+
+    fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+        use syn::BinOp::{Eq, Ge, Gt, Le, Lt, Ne};
+        if matches!(b.op, Lt(_) | Le(_) | Gt(_) | Ge(_) | Eq(_) | Ne(_)) {
+            let mut w = ident_words_of(&*b.left);
+            w.extend(ident_words_of(&*b.right));
+            self.found |= self.gates.bound_word(&w);
+        }
+        if matches!(b.op, syn::BinOp::And(_) | syn::BinOp::Or(_)) {
+            for side in [&*b.left, &*b.right] {
+                if let Expr::Path(_) | Expr::Field(_) = strip(side) {
+                    self.found |= self.gates.bound_word(&ident_words_of(side));
+                }
+            }
+        }
+        visit::visit_expr_binary(self, b);
+    }
+
+    fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        let name = m.method.to_string();
+        self.found |= self.call(&name, m.args.iter());
+        // `backoff.next()`, `backoff.next_delay_duration()`: a strategy that runs out.
+        if name == "next" || name.starts_with("next_") {
+            let w = ident_words_of(&*m.receiver);
+            self.found |= w.iter().any(|w| STRATEGY_WORDS.contains(&w.as_str()));
+        }
+        visit::visit_expr_method_call(self, m);
+    }
+
+    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+        if let Expr::Path(p) = &*c.func {
+            if let Some(s) = p.path.segments.last() {
+                self.found |= self.call(&s.ident.to_string(), c.args.iter());
+            }
+        }
+        visit::visit_expr_call(self, c);
+    }
+}
+
+impl GateScan<'_, '_> {
+    fn call<'e>(&self, name: &str, args: impl Iterator<Item = &'e Expr>) -> bool {
+        let apis = self.gates.apis;
+        if apis.retry.bounding_methods.iter().any(|m| m == name)
+            || apis.cancellation.checks.iter().any(|m| m == name)
+        {
+            return true;
+        }
+        let mut w = BTreeSet::new();
+        split_ident(name, &mut w);
+        if w.iter().any(|w| GATE_CALL_WORDS.contains(&w.as_str())) {
+            return true;
+        }
+        // A counter passed on: the callee decides with it (`self.check(attempt)?`).
+        let counters = &self.gates.counters;
+        args.into_iter()
+            .any(|a| ident_words_of(a).iter().any(|w| counters.contains(w)))
+    }
+}
+
+/// Flags assigned under a bound decision: `if n >= max { exhausted = true }`.
+struct FlagScan<'g, 'a> {
+    gates: &'g Gates<'a>,
+    found: BTreeSet<String>,
+    under: usize,
+}
+
+impl<'ast> Visit<'ast> for FlagScan<'_, '_> {
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+    fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+
+    fn visit_expr_if(&mut self, e: &'ast syn::ExprIf) {
+        let gate = self.gates.is_gate(&e.cond, Place::Condition);
+        self.visit_expr(&e.cond);
+        self.under += usize::from(gate);
+        self.visit_block(&e.then_branch);
+        if let Some((_, els)) = &e.else_branch {
+            self.visit_expr(els);
+        }
+        self.under -= usize::from(gate);
+    }
+
+    fn visit_local(&mut self, l: &'ast syn::Local) {
+        // `let next = (this.adjust)(&err, this.backoff.next());`: the local carries the decision.
+        if let Some(init) = &l.init {
+            if self.gates.is_gate(&init.expr, Place::Value) {
+                self.found.extend(ident_words_of(&l.pat));
+            }
+        }
+        visit::visit_local(self, l);
+    }
+
+    fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+        if self.under > 0 {
+            if let Expr::Path(_) | Expr::Field(_) = strip(&a.left) {
+                self.found.extend(ident_words_of(&*a.left));
+            }
+        }
+        visit::visit_expr_assign(self, a);
+    }
+}
+
+/// The paths that reach a point, as the set of (gated, failed) kinds among them: a point is
+/// reached by an unbounded retry when one of its paths has failed and passed no gate, whatever
+/// the other paths did (so joining two branches is a union, not an average).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct St(u8);
+
+impl St {
+    /// The loop's top: one path, neither gated nor failed.
+    const START: St = St(1 << Self::idx(false, false));
+    /// No path gets here.
+    const GONE: St = St(0);
+
+    const fn idx(gated: bool, failed: bool) -> u8 {
+        (gated as u8) | ((failed as u8) << 1)
+    }
+
+    fn map(self, f: impl Fn(bool, bool) -> (bool, bool)) -> St {
+        let mut out = 0;
+        for gated in [false, true] {
+            for failed in [false, true] {
+                if self.0 & (1 << Self::idx(gated, failed)) != 0 {
+                    let (g, fl) = f(gated, failed);
+                    out |= 1 << Self::idx(g, fl);
+                }
+            }
+        }
+        St(out)
+    }
+
+    fn reach(self) -> bool {
+        self.0 != 0
+    }
+
+    /// Some path has failed and no gate stands on it.
+    fn unbounded(self) -> bool {
+        self.0 & (1 << Self::idx(false, true)) != 0
+    }
+
+    fn gate(self, g: bool) -> St {
+        self.map(|gated, failed| (gated || g, failed))
+    }
+
+    /// The paths' last attempt succeeded after all.
+    fn recover(self) -> St {
+        self.map(|gated, _| (gated, false))
+    }
+
+    fn fail(self, f: bool) -> St {
+        self.map(|gated, failed| (gated, failed || f))
+    }
+
+    /// Where branches meet.
+    fn join(self, o: St) -> St {
+        St(self.0 | o.0)
+    }
+}
+
+struct Walk<'g, 'a> {
+    gates: &'g Gates<'a>,
+    label: Option<String>,
+    /// Labels of loops inside the body, innermost last.
+    inner: Vec<String>,
+    /// Depth of loops inside the body.
+    depth: usize,
+    ungated: Option<Span>,
+    /// A gate stands on some path (so the unbounded round is one the check does not cover).
+    saw_gate: bool,
+}
+
+impl Walk<'_, '_> {
+    /// `st` after a decision that is a gate when `g`; notes that the loop has one somewhere.
+    fn gate(&mut self, st: St, g: bool) -> St {
+        self.saw_gate |= g;
+        st.gate(g)
+    }
+
+    /// `after_leaves`: what follows the block, up to the end of the loop body, always leaves
+    /// (so a decision whose staying outcome falls out of the block still ends in an exit).
+    fn block(&mut self, b: &Block, mut st: St, after_leaves: bool) -> St {
+        for (i, s) in b.stmts.iter().enumerate() {
+            if !st.reach() {
+                break;
+            }
+            let rest_leaves = after_leaves || b.stmts[i + 1..].iter().any(|s| self.stmt_leaves(s));
+            st = self.stmt(s, st, rest_leaves);
+        }
+        st
+    }
+
+    fn stmt(&mut self, s: &Stmt, st: St, rest_leaves: bool) -> St {
+        match s {
+            Stmt::Local(l) => {
+                let Some(init) = &l.init else {
+                    return st;
+                };
+                let st = self.expr(&init.expr, st, rest_leaves);
+                if init.diverge.is_some() {
+                    // `let Some(d) = backoff.next() else { return Err(e) };`
+                    self.gate(st, self.gates.is_gate(&init.expr, Place::Value))
+                } else {
+                    st
+                }
+            }
+            Stmt::Item(_) => st,
+            Stmt::Expr(e, _) => self.expr(e, st, rest_leaves),
+            Stmt::Macro(m) => self.mac(&m.mac, st),
+        }
+    }
+
+    fn mac(&mut self, m: &syn::Macro, st: St) -> St {
+        let name = m
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default();
+        if EXIT_MACROS.contains(&name.as_str()) {
+            return St::GONE;
+        }
+        if m.path.segments.len() == 1 && self.gates.gated_macros.contains(&name) {
+            // Its expansion is not seen: what it shows is a bound decision and a way out, so
+            // the path is taken to end there, gated (a guess that keeps a finding away).
+            self.saw_gate = true;
+            return St::GONE;
+        }
+        if matches!(name.as_str(), "ensure" | "assert") {
+            if let Ok(cond) = m.parse_body_with(
+                syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated,
+            ) {
+                if let Some(c) = cond.first() {
+                    return self.gate(st, self.gates.is_gate(c, Place::Condition));
+                }
+            }
+        }
+        st
+    }
+
+    fn targets_us(&self, label: Option<&syn::Lifetime>) -> bool {
+        match label {
+            Some(l) => self.label.as_deref() == Some(&l.ident.to_string()),
+            None => self.depth == 0,
+        }
+    }
+
+    fn leaves_us(&self, label: Option<&syn::Lifetime>) -> bool {
+        label.is_some_and(|l| {
+            let name = l.ident.to_string();
+            self.label.as_deref() != Some(&name) && !self.inner.contains(&name)
+        })
+    }
+
+    /// A way round; it retries only on a failure path (a state machine's `continue` after a
+    /// transition, or a progress loop's next step, goes round without having failed).
+    fn round(&mut self, at: Span, st: St) {
+        if st.unbounded() && self.ungated.is_none() {
+            self.ungated = Some(at);
+        }
+    }
+
+    fn expr(&mut self, e: &Expr, st: St, rest_leaves: bool) -> St {
+        if !st.reach() {
+            return st;
+        }
+        match e {
+            Expr::Paren(p) => self.expr(&p.expr, st, rest_leaves),
+            Expr::Return(r) => {
+                if let Some(v) = &r.expr {
+                    self.expr(v, st, rest_leaves);
+                }
+                St::GONE
+            }
+            Expr::Break(b) => {
+                if let Some(v) = &b.expr {
+                    self.expr(v, st, rest_leaves);
+                }
+                St::GONE
+            }
+            Expr::Continue(c) => {
+                if self.targets_us(c.label.as_ref()) {
+                    self.round(c.span(), st);
+                }
+                St::GONE
+            }
+            Expr::Try(t) => {
+                let st = self.expr(&t.expr, st, rest_leaves);
+                self.gate(st, self.gates.is_gate(&t.expr, Place::Value))
+            }
+            Expr::Block(b) => self.block(&b.block, st, rest_leaves),
+            Expr::Unsafe(b) => self.block(&b.block, st, rest_leaves),
+            Expr::If(i) => self.if_(i, st, rest_leaves),
+            Expr::Match(m) => self.match_(m, st, rest_leaves),
+            Expr::Loop(l) => self.inner_loop(l.label.as_ref(), &l.body, st),
+            Expr::While(w) => {
+                let st = self.expr(&w.cond, st, false);
+                self.inner_loop(w.label.as_ref(), &w.body, st)
+            }
+            Expr::ForLoop(f) => {
+                let st = self.expr(&f.expr, st, false);
+                self.inner_loop(f.label.as_ref(), &f.body, st)
+            }
+            Expr::Macro(m) => self.mac(&m.mac, st),
+            Expr::Closure(_) | Expr::Async(_) => st,
+            Expr::Assign(a) => self.expr(&a.right, st, rest_leaves),
+            Expr::Let(l) => self.expr(&l.expr, st, rest_leaves),
+            Expr::Await(a) => self.expr(&a.base, st, rest_leaves),
+            other => {
+                // A call, a method chain, an operator: only its `?`s decide anything.
+                let mut t = Tries {
+                    gates: self.gates,
+                    gate: false,
+                };
+                t.visit_expr(other);
+                self.gate(st, t.gate)
+            }
+        }
+    }
+
+    fn inner_loop(&mut self, label: Option<&syn::Label>, body: &Block, st: St) -> St {
+        self.depth += 1;
+        if let Some(l) = label {
+            self.inner.push(l.name.ident.to_string());
+        }
+        self.block(body, st, false);
+        if label.is_some() {
+            self.inner.pop();
+        }
+        self.depth -= 1;
+        // However the inner loop ends, the path goes on from where it started.
+        st
+    }
+
+    fn if_(&mut self, i: &syn::ExprIf, st: St, rest_leaves: bool) -> St {
+        let st = self.expr(&i.cond, st, rest_leaves);
+        if !st.reach() {
+            return st;
+        }
+        let then_leaves = self.block_leaves(&i.then_branch);
+        let else_leaves = i.else_branch.as_ref().is_some_and(|(_, e)| self.leaves(e));
+        let g = self.gates.is_gate(&i.cond, Place::Condition)
+            && (then_leaves || else_leaves || rest_leaves);
+        let inside = self.gate(st, g);
+        let test = outcome_test(&i.cond);
+        let then = self.block(
+            &i.then_branch,
+            inside.fail(test == Some(Outcome::Failure)),
+            rest_leaves,
+        );
+        // The other branch of a success test is the failure, and so is what follows a success
+        // that left (`if r.is_ok() { return r }`).
+        let els = inside.fail(test == Some(Outcome::Success));
+        let els = match &i.else_branch {
+            Some((_, e)) => self.expr(e, els, rest_leaves),
+            None => els,
+        };
+        then.join(els)
+    }
+
+    fn match_(&mut self, m: &syn::ExprMatch, st: St, rest_leaves: bool) -> St {
+        let st = self.expr(&m.expr, st, rest_leaves);
+        if !st.reach() {
+            return st;
+        }
+        let leaving: Vec<bool> = m.arms.iter().map(|a| self.leaves(&a.body)).collect();
+        let any_leaves = leaving.iter().any(|&l| l);
+        // A match on an error or a retry code: its arms that stay are the failures it retries.
+        let on_failure = FAILURE_WORDS_IN_VALUE
+            .iter()
+            .any(|w| ident_words_of(&*m.expr).contains(*w));
+        let success_leaves = m
+            .arms
+            .iter()
+            .zip(&leaving)
+            .any(|(a, &l)| l && pattern_outcome(&a.pat) == Some(Outcome::Success));
+        // A decision the loop asks for, one of whose answers is to give up (`match
+        // engine.step(..) { Step::GiveUp(k) => return Err(..), .. }`), is a strategy.
+        let gives_up = m
+            .arms
+            .iter()
+            .zip(&leaving)
+            .any(|(a, &l)| l && gives_up_pattern(&a.pat));
+        let scrutinee = any_leaves && (gives_up || self.gates.is_gate(&m.expr, Place::Value));
+        let mut st = self.gate(st, scrutinee);
+        let mut out = St::GONE;
+        for (i, a) in m.arms.iter().enumerate() {
+            let guard = a
+                .guard
+                .as_ref()
+                .is_some_and(|(_, g)| self.gates.is_gate(g, Place::Condition));
+            let others_leave = leaving.iter().enumerate().any(|(j, &l)| j != i && l);
+            let outcome = pattern_outcome(&a.pat);
+            let failed = match outcome {
+                Some(Outcome::Failure) => true,
+                Some(Outcome::Success) => false,
+                None => on_failure || success_leaves,
+            } || a
+                .guard
+                .as_ref()
+                .is_some_and(|(_, g)| outcome_test(g) == Some(Outcome::Failure));
+            let mut entry = self
+                .gate(st, guard && (others_leave || rest_leaves))
+                .fail(failed);
+            // `Err(e) => match again().await { Ok(r) => r, .. }`: a later attempt that succeeded
+            // and hands its value on has recovered the path; it goes on as a success.
+            if outcome == Some(Outcome::Success) && yields_value(&a.body) {
+                entry = entry.recover();
+            }
+            let arm = self.expr(&a.body, entry, rest_leaves);
+            out = out.join(arm);
+            // The arms below a guarded arm that leaves were reached by failing its check.
+            if guard && leaving[i] {
+                st = self.gate(st, true);
+            }
+        }
+        out
+    }
+
+    fn stmt_leaves(&self, s: &Stmt) -> bool {
+        match s {
+            Stmt::Expr(e, _) => self.leaves(e),
+            Stmt::Macro(m) => is_exit_macro(&m.mac),
+            Stmt::Local(_) | Stmt::Item(_) => false,
+        }
+    }
+
+    fn block_leaves(&self, b: &Block) -> bool {
+        b.stmts.iter().any(|s| self.stmt_leaves(s))
+    }
+
+    /// Every path through `e` leaves the loop (a `continue` goes round: it does not).
+    fn leaves(&self, e: &Expr) -> bool {
+        match e {
+            Expr::Paren(p) => self.leaves(&p.expr),
+            Expr::Return(_) => true,
+            Expr::Break(b) => self.targets_us(b.label.as_ref()) || self.leaves_us(b.label.as_ref()),
+            Expr::Continue(c) => self.leaves_us(c.label.as_ref()),
+            Expr::Block(b) => self.block_leaves(&b.block),
+            Expr::If(i) => {
+                self.block_leaves(&i.then_branch)
+                    && i.else_branch.as_ref().is_some_and(|(_, e)| self.leaves(e))
+            }
+            Expr::Match(m) => !m.arms.is_empty() && m.arms.iter().all(|a| self.leaves(&a.body)),
+            Expr::Macro(m) => is_exit_macro(&m.mac),
+            _ => false,
+        }
+    }
+}
+
+/// Which way an `if` condition, guard or pattern tells the attempt went.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Outcome {
+    Success,
+    Failure,
+}
+
+/// Words of a condition that tests for a failure (`r.is_err()`, `status == 503`,
+/// `e.kind() == WouldBlock`, `is_retryable(&e)`).
+const FAILURE_WORDS: &[&str] = &[
+    "err",
+    "error",
+    "errors",
+    "fail",
+    "failed",
+    "failure",
+    "status",
+    "retryable",
+    "transient",
+    "busy",
+    "unavailable",
+    "timeout",
+    "timed",
+    "refused",
+    "reset",
+    "throttled",
+    "conflict",
+    "retry",
+    "again",
+    "would",
+    "block",
+    "interrupted",
+    "expired",
+    "unreachable",
+    "rejected",
+];
+/// Words of a match scrutinee that is an error or a retry code (`match retry_code`,
+/// `match p.to_error()`): its arms that stay are failures.
+const FAILURE_WORDS_IN_VALUE: &[&str] = &["err", "error", "errors", "retry", "status", "code"];
+/// Words of a condition that tests for a success (`r.is_ok()`, `resp.status().is_success()`,
+/// `if done`).
+const SUCCESS_WORDS: &[&str] = &["ok", "success", "successful", "succeeded", "done"];
+
+fn outcome_test(cond: &Expr) -> Option<Outcome> {
+    let (negated, inner) = match cond {
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => (true, &*u.expr),
+        Expr::Paren(p) => return outcome_test(&p.expr),
+        c => (false, c),
+    };
+    let plain = if let Expr::Let(l) = inner {
+        pattern_outcome(&l.pat)
+    } else {
+        let w = ident_words_of(inner);
+        if let Expr::MethodCall(m) = inner {
+            let mut name = BTreeSet::new();
+            split_ident(&m.method.to_string(), &mut name);
+            if name.iter().any(|n| SUCCESS_WORDS.contains(&n.as_str())) {
+                return Some(if negated {
+                    Outcome::Failure
+                } else {
+                    Outcome::Success
+                });
+            }
+        }
+        if w.iter().any(|w| FAILURE_WORDS.contains(&w.as_str())) {
+            Some(Outcome::Failure)
+        } else if w.iter().any(|w| SUCCESS_WORDS.contains(&w.as_str())) {
+            Some(Outcome::Success)
+        } else {
+            None
+        }
+    };
+    match (negated, plain) {
+        (true, Some(Outcome::Success)) => Some(Outcome::Failure),
+        (true, Some(Outcome::Failure)) => Some(Outcome::Success),
+        (_, p) => p,
+    }
+}
+
+/// `Ok(..)` is a success, `Err(..)` (anywhere in the pattern) or a variant named like a failure
+/// (`Steal::Retry`, `State::Failed`) a failure.
+fn pattern_outcome(p: &syn::Pat) -> Option<Outcome> {
+    let w = ident_words_of(p);
+    if w.contains("err") || w.contains("error") || w.contains("retry") || w.contains("failed") {
+        Some(Outcome::Failure)
+    } else if w.contains("ok") || w.contains("success") {
+        Some(Outcome::Success)
+    } else {
+        None
+    }
+}
+
+/// Words of a variant that is a strategy's answer "stop retrying": `Step::GiveUp(kind)`,
+/// `Backoff::Stopped`, `RetryDecision::DontRetry`.
+const GIVE_UP_WORDS: &[&str] = &["give", "stop", "stopped", "exhausted", "dont", "abandon"];
+
+/// A pattern naming a give-up variant (not a failure: `Err(Stopped)` is the attempt's error).
+fn gives_up_pattern(p: &syn::Pat) -> bool {
+    let path = match p {
+        syn::Pat::TupleStruct(t) => &t.path,
+        syn::Pat::Path(p) => &p.path,
+        syn::Pat::Struct(s) => &s.path,
+        syn::Pat::Ident(i) => return i.subpat.as_ref().is_some_and(|(_, p)| gives_up_pattern(p)),
+        _ => return false,
+    };
+    let Some(last) = path.segments.last() else {
+        return false;
+    };
+    if matches!(
+        last.ident.to_string().as_str(),
+        "Err" | "Ok" | "Some" | "None"
+    ) {
+        return false;
+    }
+    let mut w = BTreeSet::new();
+    split_ident(&last.ident.to_string(), &mut w);
+    w.iter().any(|w| GIVE_UP_WORDS.contains(&w.as_str()))
+}
+
+/// The expression ends in a value handed on (`r`, `Some(v)`, `{ log(); r }`), not in `()`.
+fn yields_value(e: &Expr) -> bool {
+    match e {
+        Expr::Block(b) => match b.block.stmts.last() {
+            Some(Stmt::Expr(e, None)) => yields_value(e),
+            _ => false,
+        },
+        Expr::Path(_)
+        | Expr::Call(_)
+        | Expr::MethodCall(_)
+        | Expr::Field(_)
+        | Expr::Struct(_)
+        | Expr::Lit(_)
+        | Expr::Await(_)
+        | Expr::Try(_)
+        | Expr::Reference(_) => true,
+        Expr::Tuple(t) => !t.elems.is_empty(),
+        Expr::Paren(p) => yields_value(&p.expr),
+        _ => false,
+    }
+}
+
+fn is_exit_macro(m: &syn::Macro) -> bool {
+    m.path
+        .segments
+        .last()
+        .is_some_and(|s| EXIT_MACROS.contains(&s.ident.to_string().as_str()))
+}
+
+/// The `?`s of an expression that decide the bound (`backoff.next().ok_or(e)?`).
+struct Tries<'g, 'a> {
+    gates: &'g Gates<'a>,
+    gate: bool,
+}
+
+impl<'ast> Visit<'ast> for Tries<'_, '_> {
+    fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+    fn visit_expr_async(&mut self, _: &'ast syn::ExprAsync) {}
+
+    fn visit_expr_try(&mut self, t: &'ast syn::ExprTry) {
+        self.gate |= self.gates.is_gate(&t.expr, Place::Value);
+        visit::visit_expr_try(self, t);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The lines of the rounds each `loop` goes with no gate on its path (`-` for none).
+    struct Loops<'a>(&'a Apis, &'a mut Vec<String>);
+
+    /// The words of what a body increments: its counters.
+    struct Inc<'c>(&'c mut BTreeSet<String>);
+
+    impl<'ast> Visit<'ast> for Inc<'_> {
+        fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+            if matches!(b.op, syn::BinOp::AddAssign(_) | syn::BinOp::SubAssign(_)) {
+                self.0.extend(ident_words_of(&*b.left));
+            }
+            visit::visit_expr_binary(self, b);
+        }
+    }
+
+    impl<'ast> Visit<'ast> for Loops<'_> {
+        fn visit_expr_loop(&mut self, l: &'ast syn::ExprLoop) {
+            let mut counters = BTreeSet::new();
+            Inc(&mut counters).visit_block(&l.body);
+            let label = l.label.as_ref().map(|l| l.name.ident.to_string());
+            let r = ungated_round(&l.body, label.as_deref(), &counters, self.0);
+            self.1
+                .push(r.map_or("-".into(), |r| r.at.start().line.to_string()));
+        }
+    }
+
+    /// The round a `loop` in `f` goes with no gate on its path: its line, or `-`.
+    fn check(src: &str) -> String {
+        let f: syn::ItemFn = syn::parse_str(src).expect("parses");
+        let apis = Apis::builtin();
+        let mut out = Vec::new();
+        Loops(&apis, &mut out).visit_item_fn(&f);
+        out.join(",")
+    }
+
+    #[test]
+    fn an_exit_on_another_failure_is_no_bound() {
+        // Line 4: the conflict goes round; the other error leaves but bounds nothing.
+        let src = "fn f() {
+            loop {
+                match op() {
+                    Err(Conflict) => continue,
+                    Err(e) => return Err(e),
+                    Ok(v) => return Ok(v),
+                }
+            }
+        }";
+        assert_eq!(check(src), "4");
+    }
+
+    #[test]
+    fn a_check_with_no_way_out_is_no_bound() {
+        // The attempt check's failing outcome falls through to the top again (line 10).
+        let src = "fn f() {
+            loop {
+                let retry_code = op()?;
+                match retry_code {
+                    Some(e) => {
+                        if attempt < max { attempt += 1; sleep(); }
+                    }
+                    None => return Ok(()),
+                }
+            }
+        }";
+        assert_eq!(check(src), "10");
+    }
+
+    #[test]
+    fn gates_in_every_written_form() {
+        for body in [
+            // A guard that gives up, arms below it.
+            "match op() { Ok(v) => return Ok(v), Err(e) if attempts >= 5 => return Err(e), Err(_) => { attempts += 1; sleep(); } }",
+            // A check before the call.
+            "if attempt >= max { return Err(last) } attempt += 1; match op() { Ok(v) => return Ok(v), Err(e) => { last = e; continue } }",
+            // A check after it, at the body's end.
+            "match op() { Ok(v) => return Ok(v), Err(e) => last = e } n += 1; if n > 3 { return Err(last) } sleep();",
+            // A check whose staying branch goes round and whose other outcome falls to an exit.
+            "match op() { Ok(v) => return Ok(v), Err(e) => { if retries < 3 { retries += 1; continue; } return Err(e) } }",
+            // A strategy that runs out.
+            "match op() { Ok(v) => return Ok(v), Err(e) => { let Some(d) = backoff.next() else { return Err(e) }; sleep(d); } }",
+            "match op() { Ok(v) => return Ok(v), Err(e) => { let d = backoff.next_backoff().ok_or(e)?; sleep(d); } }",
+            "match op() { Ok(v) => return Ok(v), Err(e) => match backoff.next() { Some(d) => sleep(d), None => return Err(e) } }",
+            // The clock.
+            "match op() { Ok(v) => return Ok(v), Err(e) if Instant::now() > deadline => return Err(e), Err(_) => sleep() }",
+            // A flag set under a check.
+            "match op() { Ok(v) => return Ok(v), Err(e) => { n += 1; if n > max { stop = true } } } if stop { return Err(E) } sleep();",
+            // A helper that decides with the counter.
+            "match op() { Ok(v) => return Ok(v), Err(e) => { self.check(tries_so_far)?; tries_so_far += 1; } }",
+            // `ensure!` on the counter.
+            "match op() { Ok(v) => return Ok(v), Err(e) => { n += 1; ensure!(n < 5, e); } }",
+        ] {
+            let src = format!("fn f() {{ loop {{ {body} }} }}");
+            assert_eq!(check(&src), "-", "{body}");
+        }
+    }
+
+    #[test]
+    fn the_errors_own_data_is_no_gate() {
+        // tikv-like: checks on the rejected key's fields, then `continue`.
+        let src = "fn f() {
+            loop {
+                match op() {
+                    Ok(v) => return Ok(v),
+                    Err(Error::Expired(expired)) => {
+                        if primary != expired.key { return Err(E); }
+                        if expired.min_ts.saturating_sub(expired.attempted_ts) > 943 { return Err(F); }
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        }";
+        assert_eq!(check(src), "8");
+    }
+
+    #[test]
+    fn a_variable_named_for_retries_is_not_a_decision() {
+        // The scrutinee `retry_code` is the failure class, not a count.
+        let src = "fn f() {
+            loop {
+                let mut retry_code = None;
+                if failed() { retry_code = Some(1) }
+                match retry_code {
+                    Some(c) => sleep(),
+                    None => return Ok(()),
+                }
+            }
+        }";
+        assert_eq!(check(src), "9");
+    }
+
+    #[test]
+    fn inner_loops_and_labels() {
+        // `continue 'outer` from an inner loop is our way round; a `break` of the inner loop is
+        // not an exit of ours.
+        let src = "fn f() {
+            'outer: loop {
+                for p in parts() {
+                    if p.failed() { sleep(); continue 'outer; }
+                }
+                return Ok(());
+            }
+        }";
+        assert_eq!(check(src), "4");
+        let src = "fn f() {
+            'outer: loop {
+                for p in parts() {
+                    if p.failed() { break 'outer; }
+                }
+                return Ok(());
+            }
+        }";
+        assert_eq!(check(src), "-");
+    }
+
+    #[test]
+    fn strategies_and_their_state() {
+        for body in [
+            // A strategy method named `next_*` that runs out.
+            "match op() { Ok(v) => return Ok(v), Err(e) => match backoff.next_delay_duration() { Some(d) => { sleep(d); continue; } None => return Err(e) } }",
+            // A match on the strategy's state one of whose arms gives up.
+            "match op() { Ok(v) => return Ok(v), Err(e) => match &mut *backoff { Wait(d) => sleep(*d), Stop => return Err(e) } }",
+        ] {
+            let src = format!("fn f() {{ loop {{ {body} }} }}");
+            assert_eq!(check(&src), "-", "{body}");
+        }
+        // A state match with no arm that leaves decides nothing.
+        let src = "fn f() { loop { match op() { Ok(v) => return Ok(v), Err(e) => match backoff { Wait(d) => sleep(d), Stop => sleep(1) } } } }";
+        assert_eq!(check(src), "1");
+    }
+
+    #[test]
+    fn a_later_attempt_that_hands_its_value_on_recovers() {
+        // Respawn and try once more: the second attempt's success goes on as a success.
+        let src = "fn f() {
+            loop {
+                let v = match op() {
+                    Ok(v) => v,
+                    Err(e) => { respawn(); match op() { Ok(v) => v, Err(e) => return Err(e) } }
+                };
+                handle(v);
+            }
+        }";
+        assert_eq!(check(src), "-");
+        // A second success that hands nothing on is not taken for a recovery: the path that
+        // failed first falls through to the next round as it was.
+        let src = "fn f() {
+            loop {
+                match op() {
+                    Ok(v) => handle(v),
+                    Err(e) => { respawn(); match op() { Ok(_) => {}, Err(e) => return Err(e) } }
+                }
+            }
+        }";
+        assert_eq!(check(src), "7");
+    }
+
+    #[test]
+    fn local_macros_that_decide_and_leave() {
+        // fred-like: `retry!` counts, gives up past the cap, else goes round; `discard_retry!`
+        // goes through it.
+        let src = "fn f() {
+            'outer: loop {
+                macro_rules! retry {
+                    ($e:expr) => {{ attempted += 1; if attempted > max_attempts { return Err($e) } else { continue 'outer; } }};
+                }
+                macro_rules! discard_retry {
+                    ($e:expr) => {{ discard(); retry!($e); }};
+                }
+                if let Err(e) = drain() { retry!(e); }
+                match exec() { Ok(r) => return Ok(r), Err(e) => discard_retry!(e) }
+            }
+        }";
+        assert_eq!(check(src), "-");
+        // A local macro that only logs is no gate: the `Err` arm falls through to the end.
+        let src = "fn f() {
+            loop {
+                macro_rules! note { ($e:expr) => { log($e) }; }
+                match exec() { Ok(r) => return Ok(r), Err(e) => note!(e) }
+            }
+        }";
+        assert_eq!(check(src), "5");
+    }
+
+    #[test]
+    fn a_decision_that_can_give_up_is_a_strategy() {
+        // The runtime's own engine: each round asks what to do; one answer is to give up.
+        let src = "fn f() {
+            loop {
+                event = match engine.step(event, now) {
+                    Step::Attempt(a) => match op(a) { Ok(v) => return Ok(v), Err(e) => Event::Failed(e) },
+                    Step::Wait(d) => { sleep(d); Event::Woke }
+                    Step::GiveUp(kind) => return Err(engine.finish(kind)),
+                };
+            }
+        }";
+        assert_eq!(check(src), "-");
+        // An error variant named like one is the attempt's failure, not a decision.
+        let src = "fn f() {
+            loop {
+                match op() { Ok(v) => return Ok(v), Err(Error::Stopped) => return Err(E), Err(_) => sleep() }
+            }
+        }";
+        assert_eq!(check(src), "4");
+    }
+}
