@@ -483,8 +483,13 @@ impl<'a> Scan<'a> {
     }
 
     fn has_middleware(&self, e: &Expr) -> Option<Span> {
-        find_ident(e.to_token_stream(), &self.apis.requests.retrying_middleware)
-            .map(|s| self.span(s))
+        let r = &self.apis.requests;
+        find_middleware(
+            e.to_token_stream(),
+            &r.retrying_middleware,
+            &r.middleware_strategy_constructors,
+        )
+        .map(|s| self.span(s))
     }
 
     fn policy(&mut self, i: &syn::ItemImpl) {
@@ -845,9 +850,10 @@ impl Scan<'_> {
         {
             return;
         }
-        if let Some(s) = find_ident(
+        if let Some(s) = find_middleware(
             block.to_token_stream(),
             &self.apis.requests.retrying_middleware,
+            &self.apis.requests.middleware_strategy_constructors,
         ) {
             let span = self.span(s);
             self.layer_fns.push((name, span));
@@ -1477,6 +1483,41 @@ fn compact(e: &Expr) -> String {
 }
 
 /// The first identifier of `ts` that is one of `names`.
+/// The first retrying middleware named in `ts` that re-sends by its own rules: not one built
+/// by a constructor that takes the crate's strategy (`Middleware::with_strategy(..)`).
+fn find_middleware(
+    ts: TokenStream,
+    names: &[String],
+    own_strategy: &[String],
+) -> Option<proc_macro2::Span> {
+    let tokens: Vec<TokenTree> = ts.into_iter().collect();
+    for (i, tt) in tokens.iter().enumerate() {
+        match tt {
+            TokenTree::Ident(id) if names.contains(&id.to_string()) => {
+                // `Name :: ctor`: two `:` puncts, then the constructor.
+                let ctor = match (tokens.get(i + 1), tokens.get(i + 2), tokens.get(i + 3)) {
+                    (
+                        Some(TokenTree::Punct(a)),
+                        Some(TokenTree::Punct(b)),
+                        Some(TokenTree::Ident(c)),
+                    ) if a.as_char() == ':' && b.as_char() == ':' => Some(c.to_string()),
+                    _ => None,
+                };
+                if !ctor.is_some_and(|c| own_strategy.contains(&c)) {
+                    return Some(id.span());
+                }
+            }
+            TokenTree::Group(g) => {
+                if let Some(s) = find_middleware(g.stream(), names, own_strategy) {
+                    return Some(s);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 fn find_ident(ts: TokenStream, names: &[String]) -> Option<proc_macro2::Span> {
     for tt in ts {
         match tt {

@@ -206,6 +206,10 @@ pub struct Requests {
     /// Middleware types that retry every request of the client they wrap.
     #[serde(default)]
     pub retrying_middleware: Vec<String>,
+    /// Constructors of such middleware that take the crate's own strategy: what it re-sends
+    /// is the crate's decision (`new_with_policy_and_strategy(policy, SafeResends { .. })`).
+    #[serde(default)]
+    pub middleware_strategy_constructors: Vec<String>,
     /// Tokens that mark gRPC code.
     #[serde(default)]
     pub grpc: Vec<String>,
@@ -246,6 +250,8 @@ impl Requests {
         self.not_delivered.extend(o.not_delivered);
         self.ambiguous.extend(o.ambiguous);
         self.retrying_middleware.extend(o.retrying_middleware);
+        self.middleware_strategy_constructors
+            .extend(o.middleware_strategy_constructors);
         self.grpc.extend(o.grpc);
     }
 }
