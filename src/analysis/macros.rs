@@ -16,11 +16,21 @@ pub enum Role {
     Plain,
 }
 
+/// The name a macro is invoked by, without its path (`select` of `tokio::select!`): macros are
+/// matched by their last segment because crates re-export and alias them freely.
+#[must_use]
+pub fn macro_name(mac: &syn::Macro) -> String {
+    mac.path
+        .segments
+        .last()
+        .map(|s| s.ident.to_string())
+        .unwrap_or_default()
+}
+
 /// The parsed sub-expressions of a known macro, or `None` for any other macro.
 #[must_use]
 pub fn known_macro_exprs(mac: &syn::Macro) -> Option<Vec<(Expr, Role)>> {
-    let name = mac.path.segments.last()?.ident.to_string();
-    match name.as_str() {
+    match macro_name(mac).as_str() {
         "select" | "select_biased" => syn::parse2::<Select>(mac.tokens.clone()).ok().map(|s| s.0),
         "join" | "try_join" => {
             let args = mac

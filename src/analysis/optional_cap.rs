@@ -190,12 +190,7 @@ impl<'ast> Visit<'ast> for Flow {
     }
 
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {
-        if mac
-            .path
-            .segments
-            .last()
-            .is_some_and(|s| super::collect::EXIT_MACROS.contains(&s.ident.to_string().as_str()))
-        {
+        if super::collect::EXIT_MACROS.contains(&super::macros::macro_name(mac).as_str()) {
             self.leaves = true;
         }
         if let Some(parts) = super::macros::known_macro_exprs(mac) {

@@ -1375,12 +1375,10 @@ fn leaves(e: &Expr) -> bool {
         }
         fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
         fn visit_macro(&mut self, m: &'ast syn::Macro) {
-            if m.path.segments.last().is_some_and(|s| {
-                matches!(
-                    s.ident.to_string().as_str(),
-                    "bail" | "panic" | "unreachable"
-                )
-            }) {
+            if matches!(
+                super::macros::macro_name(m).as_str(),
+                "bail" | "panic" | "unreachable"
+            ) {
                 self.0 = true;
             }
         }

@@ -508,12 +508,7 @@ impl Walk<'_, '_> {
     }
 
     fn mac(&mut self, m: &syn::Macro, st: St) -> St {
-        let name = m
-            .path
-            .segments
-            .last()
-            .map(|s| s.ident.to_string())
-            .unwrap_or_default();
+        let name = super::macros::macro_name(m);
         if EXIT_MACROS.contains(&name.as_str()) {
             return St::GONE;
         }
@@ -887,10 +882,7 @@ fn yields_value(e: &Expr) -> bool {
 }
 
 fn is_exit_macro(m: &syn::Macro) -> bool {
-    m.path
-        .segments
-        .last()
-        .is_some_and(|s| EXIT_MACROS.contains(&s.ident.to_string().as_str()))
+    EXIT_MACROS.contains(&super::macros::macro_name(m).as_str())
 }
 
 /// The `?`s of an expression that decide the bound (`backoff.next().ok_or(e)?`).

@@ -471,7 +471,7 @@ impl<'ast> Visit<'ast> for Scan {
     }
 
     fn visit_macro(&mut self, m: &'ast syn::Macro) {
-        if m.path.segments.last().is_some_and(|s| s.ident == "bail") {
+        if super::macros::macro_name(m) == "bail" {
             self.error_return(m.span());
         }
     }

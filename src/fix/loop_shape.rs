@@ -1090,15 +1090,12 @@ fn stmt_observes(stmt: &syn::Stmt) -> bool {
 
 /// `println!`, `eprintln!`, `log::warn!`, `tracing::error!` and their kin.
 fn is_log_macro(m: &syn::Macro) -> bool {
-    let Some(last) = m.path.segments.last() else {
-        return false;
-    };
+    let last = crate::analysis::macros::macro_name(m);
     [
         "println", "eprintln", "print", "eprint", "trace", "debug", "info", "warn", "error",
         "event", "dbg",
     ]
-    .iter()
-    .any(|n| last.ident == n)
+    .contains(&last.as_str())
 }
 
 fn is_wait_stmt(stmt: &syn::Stmt) -> bool {

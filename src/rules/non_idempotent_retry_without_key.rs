@@ -315,12 +315,7 @@ fn key_uses(cx: &Context, loop_expr: &syn::Expr, name: &str, from: usize) -> Use
         }
         fn visit_macro(&mut self, m: &'ast syn::Macro) {
             let s = span_of(self.cx.src, m.span());
-            let last = m
-                .path
-                .segments
-                .last()
-                .map(|p| p.ident.to_string())
-                .unwrap_or_default();
+            let last = crate::analysis::macros::macro_name(m);
             // Formatting macros borrow their arguments.
             let formats = [
                 "format",
