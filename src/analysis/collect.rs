@@ -164,7 +164,9 @@ struct Collector<'a> {
     impl_stack: Vec<String>,
     /// Inside an `impl Policy for T` (its `retry` method is a retry site).
     in_policy: bool,
-    cancel_fields: HashMap<String, Vec<CancelSource>>,
+    /// Per struct, its fields that are cancellation sources, each with whether its type is a
+    /// general-purpose one (`Notify`, `AtomicBool`) that is a stop signal only by its name.
+    cancel_fields: HashMap<String, Vec<(CancelSource, bool)>>,
     blocking_closures: HashSet<usize>,
     /// Function index -> span of its only statement, when it has exactly one.
     single_stmt: HashMap<usize, Span>,
@@ -216,7 +218,7 @@ impl Collector<'_> {
         }
     }
 
-    fn params(&mut self, idx: usize, sig: &syn::Signature) {
+    fn params(&mut self, idx: usize, sig: &syn::Signature, body: &syn::Block) {
         for input in &sig.inputs {
             match input {
                 syn::FnArg::Typed(pt) => {
@@ -248,9 +250,18 @@ impl Collector<'_> {
                 syn::FnArg::Receiver(_) => {
                     if let Some(ty) = self.impl_stack.last() {
                         if let Some(fields) = self.cancel_fields.get(ty) {
-                            self.facts.functions[idx]
-                                .cancel_sources
-                                .extend(fields.iter().cloned());
+                            // A `CancellationToken` field is the struct's way to give up, so it is
+                            // in scope in every method. A `Notify` or `AtomicBool` named `*_stop`
+                            // is general-purpose: which wait it stops is shown only by the
+                            // methods that use it (a pause's wake-up signal is not a method's
+                            // stop signal), so a method that never touches it is not given it.
+                            let sources = fields
+                                .iter()
+                                .filter(|(s, weak)| {
+                                    !weak || uses_field(body, s.name.trim_start_matches("self."))
+                                })
+                                .map(|(s, _)| s.clone());
+                            self.facts.functions[idx].cancel_sources.extend(sources);
                         }
                     }
                 }
@@ -277,7 +288,7 @@ impl Collector<'_> {
             self.callables
                 .insert(idx, (callables, wrappers::takes_self(sig)));
         }
-        self.params(idx, sig);
+        self.params(idx, sig, block);
         self.note_single_stmt(idx, block);
     }
 
@@ -576,9 +587,10 @@ impl Collector<'_> {
             // flusher that stops on shutdown), not a retry.
             return None;
         }
-        if success_goes_round(body, kind == SiteKind::While) {
+        if success_goes_round(body, kind == SiteKind::While) || waits_for_change(body) {
             // Success and failure alike lead to the next iteration: an accept, message or
-            // flush loop doing the same work whether or not the last one failed.
+            // flush loop doing the same work whether or not the last one failed, or a poll
+            // that leaves only once the value it reads has changed.
             return None;
         }
         let mut bounded_by_comparison = false;
@@ -1093,11 +1105,11 @@ fn struct_cancel_fields(
     file: &syn::File,
     apis: &Apis,
     src: &SourceFile,
-) -> HashMap<String, Vec<CancelSource>> {
+) -> HashMap<String, Vec<(CancelSource, bool)>> {
     struct V<'a> {
         apis: &'a Apis,
         src: &'a SourceFile,
-        out: HashMap<String, Vec<CancelSource>>,
+        out: HashMap<String, Vec<(CancelSource, bool)>>,
     }
     impl<'ast> Visit<'ast> for V<'_> {
         fn visit_item_struct(&mut self, s: &'ast syn::ItemStruct) {
@@ -1105,13 +1117,14 @@ fn struct_cancel_fields(
                 let ty = f.ty.to_token_stream().to_string().replace(' ', "");
                 if let Some(id) = &f.ident {
                     if is_cancel_source(self.apis, &ty, &id.to_string()) {
-                        self.out
-                            .entry(s.ident.to_string())
-                            .or_default()
-                            .push(CancelSource {
+                        let weak = !type_mentions(&self.apis.cancellation.types, &ty);
+                        self.out.entry(s.ident.to_string()).or_default().push((
+                            CancelSource {
                                 name: format!("self.{id}"),
                                 span: span_of(self.src, id.span()),
-                            });
+                            },
+                            weak,
+                        ));
                     }
                 }
             }
@@ -1124,6 +1137,30 @@ fn struct_cancel_fields(
     };
     v.visit_file(file);
     v.out
+}
+
+/// `body` reads the field `name` of something (`self.stop`, `shared.stop` in a closure), in
+/// code or in a macro's tokens (`select!` branches are tokens until parsed).
+fn uses_field(body: &syn::Block, name: &str) -> bool {
+    struct V<'a>(&'a str, bool);
+    impl<'ast> Visit<'ast> for V<'_> {
+        fn visit_expr_field(&mut self, f: &'ast syn::ExprField) {
+            if matches!(&f.member, syn::Member::Named(id) if id == self.0) {
+                self.1 = true;
+            }
+            visit::visit_expr_field(self, f);
+        }
+        fn visit_macro(&mut self, m: &'ast syn::Macro) {
+            self.1 |= m
+                .tokens
+                .to_string()
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .any(|w| w == self.0);
+        }
+    }
+    let mut v = V(name, false);
+    v.visit_block(body);
+    v.1
 }
 
 /// Is a value of type `ty` named `name` a cancellation source?
@@ -1267,6 +1304,91 @@ fn success_goes_round(body: &syn::Block, flag_loop: bool) -> bool {
             _ => false,
         },
         _ => false,
+    }
+}
+
+/// The loop leaves on a success only when the value read differs from (or equals) one it
+/// already holds: `if let Ok(new) = latest().await && new != *old { return Ok(new) }`, or
+/// `Ok(v) if v == target => break`. A success with the old value goes round like a failure:
+/// the loop polls for a change, and every round does the same work whether or not the last
+/// one failed. A test of the value against a literal (`code == 0`) or of something derived
+/// from it (`resp.status() == OK`) is a failure test, not a change, so it does not count.
+fn waits_for_change(body: &syn::Block) -> bool {
+    fn conjuncts<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
+        match strip_parens(e) {
+            Expr::Binary(b) if matches!(b.op, syn::BinOp::And(_)) => {
+                conjuncts(&b.left, out);
+                conjuncts(&b.right, out);
+            }
+            e => out.push(e),
+        }
+    }
+    // `a != b` / `a == b` where one side is a value the success bound and the other is
+    // neither a literal nor made from that value.
+    fn compares_bound(e: &Expr, bound: &BTreeSet<String>) -> bool {
+        let Expr::Binary(b) = strip_parens(e) else {
+            return false;
+        };
+        if !matches!(b.op, syn::BinOp::Eq(_) | syn::BinOp::Ne(_)) {
+            return false;
+        }
+        let name = |e: &Expr| match peel_refs(e) {
+            Expr::Path(p) => p.path.get_ident().map(ToString::to_string),
+            _ => None,
+        };
+        let other = |e: &Expr| {
+            !matches!(peel_refs(e), Expr::Lit(_))
+                && !ident_words_of(e).iter().any(|w| bound.contains(w))
+        };
+        let is_bound = |e: &Expr| name(e).is_some_and(|n| bound.contains(&n));
+        (is_bound(&b.left) && other(&b.right)) || (is_bound(&b.right) && other(&b.left))
+    }
+    fn bound_by(p: &Pat) -> BTreeSet<String> {
+        let mut v = Idents(BTreeSet::new());
+        v.visit_pat(p);
+        v.0
+    }
+    body.stmts.iter().any(|s| {
+        let syn::Stmt::Expr(e, _) = s else {
+            return false;
+        };
+        match strip_parens(e) {
+            Expr::If(i) if i.else_branch.is_none() => {
+                let mut parts = Vec::new();
+                conjuncts(&i.cond, &mut parts);
+                let bound: BTreeSet<String> = parts
+                    .iter()
+                    .filter_map(|c| match c {
+                        Expr::Let(l) if success_pattern(&l.pat) => Some(bound_by(&l.pat)),
+                        _ => None,
+                    })
+                    .flatten()
+                    .collect();
+                !bound.is_empty()
+                    && parts.iter().any(|c| compares_bound(c, &bound))
+                    && opt::block_flow(&i.then_branch).leaves
+            }
+            Expr::Match(m) => m.arms.iter().any(|a| {
+                success_pattern(&a.pat)
+                    && a.guard
+                        .as_ref()
+                        .is_some_and(|(_, g)| compares_bound(g, &bound_by(&a.pat)))
+                    && opt::expr_flow(&a.body).leaves
+            }),
+            _ => false,
+        }
+    })
+}
+
+/// `&x`, `*x`, `(x)`: the value behind its borrows.
+fn peel_refs(mut e: &Expr) -> &Expr {
+    loop {
+        e = match e {
+            Expr::Paren(p) => &p.expr,
+            Expr::Reference(r) => &r.expr,
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => &u.expr,
+            _ => return e,
+        };
     }
 }
 
@@ -1749,12 +1871,7 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
     }
 
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {
-        let name = mac
-            .path
-            .segments
-            .last()
-            .map(|s| s.ident.to_string())
-            .unwrap_or_default();
+        let name = super::macros::macro_name(mac);
         if EXIT_MACROS.contains(&name.as_str()) && self.closure_depth == 0 {
             self.has_exit = true;
             self.failure_exit = true;
