@@ -1593,6 +1593,15 @@ impl<'a> LoopScan<'a> {
         if w.iter()
             .any(|w| self.apis.cancellation.names.iter().any(|n| n == w))
         {
+            self.checks_signal();
+        }
+    }
+
+    /// The retry loop asks a stop signal between attempts. Only in its own body: an inner
+    /// loop runs inside one attempt (an I/O loop that runs until its connection is killed,
+    /// a chunk loop), so a signal read there ends that attempt's work, not the retrying.
+    fn checks_signal(&mut self) {
+        if self.loop_depth == 0 {
             self.checks_cancel = true;
         }
     }
@@ -1639,8 +1648,10 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
     }
 
     fn visit_expr_while(&mut self, e: &'ast syn::ExprWhile) {
-        self.condition(&e.cond);
+        // The condition belongs to the inner loop: a stop signal it reads is not checked by the
+        // retry loop between attempts (see `checks_signal`).
         self.enter(e.label.as_ref());
+        self.condition(&e.cond);
         visit::visit_expr_while(self, e);
         self.leave(e.label.as_ref());
     }
@@ -1857,14 +1868,14 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
             self.next_item = true;
         }
         if self.apis.cancellation.checks.contains(&name) {
-            self.checks_cancel = true;
+            self.checks_signal();
         }
         if name == "load" {
             let w = ident_words_of(&*m.receiver);
             if w.iter()
                 .any(|w| self.apis.cancellation.names.iter().any(|n| n == w))
             {
-                self.checks_cancel = true;
+                self.checks_signal();
             }
         }
         visit::visit_expr_method_call(self, m);
