@@ -643,11 +643,13 @@ impl Collector<'_> {
         // retried in memory exits on its other outcomes by design.
         let calls_out = scan.awaits || words.iter().any(|w| REMOTE_WORDS.contains(&w.as_str()));
         // In a `poll` function the loop steps a state machine: each round is a transition within
-        // one call, and what bounds a reconnect is the state the machine keeps, not the loop.
-        let polls = self
-            .fn_stack
-            .last()
-            .is_some_and(|&f| self.facts.functions[f].polls);
+        // one call, and what bounds a reconnect is the state the machine keeps, not the loop. A
+        // loop that polls futures itself is an executor: it goes round until they are ready.
+        let polls = scan.drives_futures
+            || self
+                .fn_stack
+                .last()
+                .is_some_and(|&f| self.facts.functions[f].polls);
         let ungated_round = (endless && calls_out && !scan.next_item && !polls)
             .then(|| {
                 let label = label.map(|l| l.name.ident.to_string());
@@ -1471,6 +1473,8 @@ struct LoopScan<'a> {
     awaits: bool,
     /// A call that takes the next item of a listener or stream (`accept`, `recv`, `read`).
     next_item: bool,
+    /// It polls futures by hand (`fut.as_mut().poll(&mut cx)`): an executor driving them.
+    drives_futures: bool,
     /// Locals bound in the loop body itself (a value made afresh for each attempt).
     bound_here: BTreeSet<String>,
     /// A compare-and-swap or spin call: an in-memory retry, not a remote one.
@@ -1507,6 +1511,7 @@ impl<'a> LoopScan<'a> {
             has_tick: false,
             awaits: false,
             next_item: false,
+            drives_futures: false,
             bound_here: BTreeSet::new(),
             local_retry: false,
             checks_cancel: false,
@@ -1844,6 +1849,7 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
                 self.err_path = true;
             }
             "tick" => self.has_tick = true,
+            "poll" => self.drives_futures = true,
             "next" | "next_back" => {
                 let w = words_of(&*m.receiver);
                 if w.iter().any(|w| STRATEGY_WORDS.contains(&w.as_str())) {

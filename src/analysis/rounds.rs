@@ -634,7 +634,12 @@ impl Walk<'_, '_> {
         let g = self.gates.is_gate(&i.cond, Place::Condition)
             && (then_leaves || else_leaves || rest_leaves);
         let inside = self.gate(st, g);
-        let test = outcome_test(&i.cond);
+        // A test the words do not classify whose branch hands a value out (`if !redo { return
+        // Ok(resp) }`) is the success exit by what it does: past it, the attempt fell short.
+        let test = outcome_test(&i.cond).or_else(|| {
+            (i.else_branch.is_none() && leaves_with_value(&i.then_branch))
+                .then_some(Outcome::Success)
+        });
         let then = self.block(
             &i.then_branch,
             inside.fail(test == Some(Outcome::Failure)),
@@ -782,6 +787,20 @@ const FAILURE_WORDS_IN_VALUE: &[&str] = &["err", "error", "errors", "retry", "st
 /// Words of a condition that tests for a success (`r.is_ok()`, `resp.status().is_success()`,
 /// `if done`).
 const SUCCESS_WORDS: &[&str] = &["ok", "success", "successful", "succeeded", "done"];
+
+/// The block ends by leaving the loop with a success value: `return Ok(v)`, `break Some(v)`.
+fn leaves_with_value(b: &Block) -> bool {
+    let Some(syn::Stmt::Expr(
+        Expr::Return(syn::ExprReturn { expr: Some(v), .. })
+        | Expr::Break(syn::ExprBreak { expr: Some(v), .. }),
+        _,
+    )) = b.stmts.last()
+    else {
+        return false;
+    };
+    matches!(&**v, Expr::Call(c) if matches!(&*c.func, Expr::Path(p)
+        if p.path.segments.last().is_some_and(|s| s.ident == "Ok" || s.ident == "Some")))
+}
 
 fn outcome_test(cond: &Expr) -> Option<Outcome> {
     let (negated, inner) = match cond {
@@ -1149,5 +1168,28 @@ mod tests {
             }
         }";
         assert_eq!(check(src), "4");
+    }
+    #[test]
+    fn past_a_success_exit_the_attempt_fell_short() {
+        // A flag decides the exit; its words say nothing, but the branch hands the response
+        // out, so falling past it is the limited attempt going round (line 13).
+        let src = r#"fn f() {
+            loop {
+                let resp = client.execute(req.try_clone()?).await?;
+                let again = if resp.headers().get("x-limited").is_some() {
+                    sleep(wait_of(&resp)).await;
+                    true
+                } else {
+                    bucket.update(&resp).await
+                };
+                if !again {
+                    return Ok(resp);
+                }
+            }
+        }"#;
+        assert_eq!(check(src), "13");
+        // The same loop with a count on the way round is bounded.
+        let bounded = src.replace("if !again {", "tries += 1; if !again || tries > 3 {");
+        assert_eq!(check(&bounded), "-");
     }
 }
