@@ -1334,12 +1334,12 @@ fn waits_for_change(body: &syn::Block) -> bool {
         if !matches!(b.op, syn::BinOp::Eq(_) | syn::BinOp::Ne(_)) {
             return false;
         }
-        let name = |e: &Expr| match peel_refs(e) {
+        let name = |e: &Expr| match opt::strip(e) {
             Expr::Path(p) => p.path.get_ident().map(ToString::to_string),
             _ => None,
         };
         let other = |e: &Expr| {
-            !matches!(peel_refs(e), Expr::Lit(_))
+            !matches!(opt::strip(e), Expr::Lit(_))
                 && !ident_words_of(e).iter().any(|w| bound.contains(w))
         };
         let is_bound = |e: &Expr| name(e).is_some_and(|n| bound.contains(&n));
@@ -1380,18 +1380,6 @@ fn waits_for_change(body: &syn::Block) -> bool {
             _ => false,
         }
     })
-}
-
-/// `&x`, `*x`, `(x)`: the value behind its borrows.
-fn peel_refs(mut e: &Expr) -> &Expr {
-    loop {
-        e = match e {
-            Expr::Paren(p) => &p.expr,
-            Expr::Reference(r) => &r.expr,
-            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => &u.expr,
-            _ => return e,
-        };
-    }
 }
 
 /// `Some(..)` (or `x @ Some(..)`).

@@ -233,7 +233,8 @@ fn is_int_max(e: &Expr) -> bool {
     }
 }
 
-fn strip(mut e: &Expr) -> &Expr {
+/// The value behind parentheses, borrows, derefs and casts.
+pub(super) fn strip(mut e: &Expr) -> &Expr {
     loop {
         e = match e {
             Expr::Paren(p) => &p.expr,
