@@ -598,7 +598,9 @@ impl Collector<'_> {
         // The optional cap that an unset option switches off, and whether anything else bounds.
         let mut off_when_none = None;
         let mut other_bound = scan.bounding_call;
-        for c in &scan.comparisons {
+        // A comparison whose test decides nothing (`if retries == 2 { warn!(..) }`) counts
+        // attempts for a log line: it is no cap.
+        for c in scan.comparisons.iter().filter(|c| !c.inert) {
             if c.words.iter().any(|w| BOUND_WORDS.contains(&w.as_str()))
                 || c.words.iter().any(|w| scan.incremented.contains(w))
             {
@@ -606,7 +608,7 @@ impl Collector<'_> {
                     off_when_none.get_or_insert_with(|| o.clone());
                     continue;
                 }
-                other_bound |= !c.inert;
+                other_bound = true;
                 bounded_by_comparison = true;
                 if cap == Cap::None {
                     cap = c.literal.map_or(Cap::Symbolic, Cap::Literal);
@@ -1430,8 +1432,8 @@ struct Comparison {
     /// next to `max.is_none()`, inside a `Some(max)` arm that `None` skips, or against
     /// `unwrap_or(u32::MAX)`).
     escape: Option<String>,
-    /// The condition it is in decides nothing about the loop (no exit, `continue` or flag in
-    /// either branch): a "did we retry" log line.
+    /// The condition it is in decides nothing about the loop (its branches only log): a "did we
+    /// retry" log line.
     inert: bool,
 }
 
@@ -1665,7 +1667,22 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
         let cond_escape = (!then_flow.leaves)
             .then(|| opt::escaping_disjunction(&e.cond, &self.opt_locals))
             .flatten();
-        let inert = then_flow.inert() && else_flow.as_ref().is_none_or(opt::Flow::inert);
+        // Only a test whose branches do nothing but log (and bind what they log) decides
+        // nothing: one that counts or sleeps (`if attempt < max { attempt += 1; sleep() }`) is a cap, if one with no way out.
+        let logs_only = |b: &syn::Block| {
+            b.stmts.iter().all(|s| {
+                matches!(
+                    s,
+                    syn::Stmt::Macro(_) | syn::Stmt::Local(_) | syn::Stmt::Expr(Expr::Macro(_), _)
+                )
+            })
+        };
+        let inert = then_flow.inert()
+            && else_flow.as_ref().is_none_or(opt::Flow::inert)
+            && logs_only(&e.then_branch)
+            && e.else_branch
+                .as_ref()
+                .is_none_or(|(_, els)| matches!(&**els, Expr::Block(b) if logs_only(&b.block)));
         let outer = (self.escape.clone(), self.inert_cond);
         if cond_escape.is_some() {
             self.escape = cond_escape;
