@@ -1384,6 +1384,12 @@ fn waits_for_change(body: &syn::Block) -> bool {
     })
 }
 
+/// `Ok(..)` / `Some(..)`: the value a loop leaves with when its attempt succeeded.
+pub(super) fn success_value(e: &Expr) -> bool {
+    matches!(strip_parens(e), Expr::Call(c) if matches!(&*c.func, Expr::Path(p)
+        if p.path.segments.last().is_some_and(|s| s.ident == "Ok" || s.ident == "Some")))
+}
+
 /// `Some(..)` (or `x @ Some(..)`).
 fn pattern_is_some(p: &Pat) -> bool {
     match p {
@@ -1568,10 +1574,7 @@ impl<'a> LoopScan<'a> {
 
     fn exit(&mut self, e: &Expr, value: Option<&Expr>) {
         self.has_exit = true;
-        let ok_value = value.is_some_and(|v| {
-            matches!(strip_parens(v), Expr::Call(c) if matches!(&*c.func, Expr::Path(p)
-                if p.path.segments.last().is_some_and(|s| s.ident == "Ok" || s.ident == "Some")))
-        });
+        let ok_value = value.is_some_and(success_value);
         let tail = self.tail_exit.is_some_and(|t| std::ptr::eq(t, e));
         if self.catch_all_depth > 0 && self.success_depth == 0 {
             self.success_exit = true;
@@ -1668,7 +1671,8 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
             .then(|| opt::escaping_disjunction(&e.cond, &self.opt_locals))
             .flatten();
         // Only a test whose branches do nothing but log (and bind what they log) decides
-        // nothing: one that counts or sleeps (`if attempt < max { attempt += 1; sleep() }`) is a cap, if one with no way out.
+        // nothing: one that counts or sleeps (`if attempt < max { attempt += 1; sleep() }`)
+        // is a cap, if one with no way out.
         let logs_only = |b: &syn::Block| {
             b.stmts.iter().all(|s| {
                 matches!(
@@ -1854,7 +1858,14 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
                 self.err_path = true;
             }
             "tick" => self.has_tick = true,
-            "poll" => self.drives_futures = true,
+            // `Future::poll` takes the task's `Context`; a consumer's `poll(timeout)` is a read.
+            "poll"
+                if ident_words_of(&m.args)
+                    .iter()
+                    .any(|w| matches!(w.as_str(), "cx" | "context")) =>
+            {
+                self.drives_futures = true;
+            }
             "next" | "next_back" => {
                 let w = words_of(&*m.receiver);
                 if w.iter().any(|w| STRATEGY_WORDS.contains(&w.as_str())) {

@@ -798,8 +798,7 @@ fn leaves_with_value(b: &Block) -> bool {
     else {
         return false;
     };
-    matches!(&**v, Expr::Call(c) if matches!(&*c.func, Expr::Path(p)
-        if p.path.segments.last().is_some_and(|s| s.ident == "Ok" || s.ident == "Some")))
+    super::collect::success_value(v)
 }
 
 fn outcome_test(cond: &Expr) -> Option<Outcome> {
