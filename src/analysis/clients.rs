@@ -81,8 +81,10 @@ pub struct SiteUse {
     pub local_deadline: bool,
     /// A literal attempt cap.
     pub cap: Option<u64>,
-    /// No attempt cap at all.
+    /// Nothing but success ends the site (what `unbounded-retry` reports).
     pub unbounded: bool,
+    /// No attempt cap at all (a site that may still give up on some failure).
+    pub uncapped: bool,
     /// Every name the site reads.
     pub reads: BTreeSet<Src>,
 }
@@ -178,7 +180,8 @@ pub fn summarize(file: &syn::File, src: &SourceFile, apis: &Apis, facts: &Facts)
                 Cap::Literal(n) => Some(n),
                 _ => None,
             },
-            unbounded: s.cap == Cap::None,
+            unbounded: s.known_unbounded(),
+            uncapped: s.cap == Cap::None,
             reads: BTreeSet::new(),
         });
     }
@@ -192,6 +195,7 @@ pub fn summarize(file: &syn::File, src: &SourceFile, apis: &Apis, facts: &Facts)
         locals: HashMap::new(),
         builder_locals: BTreeSet::new(),
         request_locals: BTreeSet::new(),
+        computed_locals: BTreeSet::new(),
         typed: HashMap::new(),
         bounds: HashMap::new(),
         keys: Vec::new(),
@@ -218,6 +222,9 @@ struct Summarizer<'a> {
     /// Locals holding a request not yet sent (`let mut req = client.get(url);`): their own
     /// `.timeout(d)` bounds one attempt like one written in the chain.
     request_locals: BTreeSet<String>,
+    /// Locals computed from the time left (`let t = deadline.map_or(d, |d| left(d).min(d))`):
+    /// a timeout set to one is not fixed, as if the expression were written in the call.
+    computed_locals: BTreeSet<String>,
     /// Locals and parameters of the current function whose declared type names their owner
     /// (`client: &dyn Transport` -> `Transport`), so `client.get(..)` is `f:Transport::get`.
     typed: HashMap<String, String>,
@@ -409,8 +416,10 @@ impl Summarizer<'_> {
 
     fn classify(&mut self, m: &syn::ExprMethodCall, name: &str) -> Option<usize> {
         let arg = m.args.first()?;
-        let text = self.src.slice(self.span(arg.span())).to_string();
-        if text == "None" || not_fixed(arg) {
+        let text = one_line(self.src.slice(self.span(arg.span())));
+        let computed = matches!(arg, Expr::Path(p) if p.path.get_ident()
+            .is_some_and(|id| self.computed_locals.contains(&id.to_string())));
+        if text == "None" || computed || not_fixed(arg) {
             return None;
         }
         let chain = self.chain(&m.receiver);
@@ -487,6 +496,7 @@ impl Summarizer<'_> {
         );
         let saved_types = (
             std::mem::take(&mut self.request_locals),
+            std::mem::take(&mut self.computed_locals),
             std::mem::take(&mut self.typed),
             self.bounds.clone(),
         );
@@ -533,15 +543,43 @@ impl Summarizer<'_> {
             self.body,
             self.deadline,
         ) = saved;
-        (self.request_locals, self.typed, self.bounds) = saved_types;
+        (
+            self.request_locals,
+            self.computed_locals,
+            self.typed,
+            self.bounds,
+        ) = saved_types;
     }
 
     /// `name: Type`: a method called on `name` belongs to the type (or the bounding trait).
     fn declare(&mut self, pat: &Pat, ty: &syn::Type) {
         let Pat::Ident(id) = pat else { return };
+        if self.is_request_type(ty) {
+            self.request_locals.insert(id.ident.to_string());
+        }
         if let Some(owner) = type_owner(ty, &self.bounds) {
             self.typed.insert(id.ident.to_string(), owner);
         }
+    }
+
+    /// Is `ty` (through references) a request not yet sent (`reqwest::RequestBuilder`, also
+    /// through a glob import)? A crate's own `RequestBuilder` is not: its `timeout` is its own.
+    fn is_request_type(&self, ty: &syn::Type) -> bool {
+        let mut ty = ty;
+        loop {
+            match ty {
+                syn::Type::Reference(r) => ty = &r.elem,
+                syn::Type::Paren(p) => ty = &p.elem,
+                syn::Type::Group(g) => ty = &g.elem,
+                _ => break,
+            }
+        }
+        let syn::Type::Path(p) = ty else { return false };
+        if p.qself.is_some() {
+            return false;
+        }
+        let known = &self.apis.clients.request_types;
+        self.resolve(&p.path).iter().any(|r| known.contains(r))
     }
 
     /// Is `e` a request not yet sent (`client.get(url)`, `client.post(url).json(&b)`)?
@@ -656,6 +694,20 @@ fn not_fixed(arg: &Expr) -> bool {
     let mut v = V(false);
     v.visit_expr(arg);
     v.0 || fixed_words_fail(&words_of(arg))
+}
+
+/// An expression's text on one line, for a message: a duration written over several lines
+/// (`Duration::from_secs(\n    self.options.secs,\n)`) reads as `Duration::from_secs(self.options.secs)`.
+fn one_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        let glued = out.ends_with(['(', '[', '.']) || word.starts_with([')', ']', '.', ',', '?']);
+        if !out.is_empty() && !glued {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out.replace(",)", ")")
 }
 
 /// The duration is computed from the time left (or absent): not a fixed per-attempt bound.
@@ -958,7 +1010,7 @@ impl Summarizer<'_> {
                 let Some(arg) = inner.args.first() else {
                     return;
                 };
-                let text = self.src.slice(self.span(arg.span())).to_string();
+                let text = one_line(self.src.slice(self.span(arg.span())));
                 if text == "None" || not_fixed(arg) {
                     return;
                 }
@@ -1111,6 +1163,14 @@ impl<'ast> Visit<'ast> for Summarizer<'_> {
             self.bind(&l.pat, &s, builder);
             let mut names = Vec::new();
             pat_idents(&l.pat, &mut names);
+            let computed = fixed_words_fail(&words_of(&*init.expr));
+            for n in &names {
+                if computed {
+                    self.computed_locals.insert(n.clone());
+                } else {
+                    self.computed_locals.remove(n);
+                }
+            }
             if self.is_request_expr(&init.expr) {
                 self.request_locals.extend(names);
             } else {
@@ -1293,5 +1353,20 @@ impl<'ast> Visit<'ast> for Summarizer<'_> {
                 self.visit_expr(e);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+
+    #[test]
+    fn a_duration_over_several_lines_reads_as_one() {
+        assert_eq!(
+            one_line("Duration::from_secs(\n    self.options.secs,\n)"),
+            "Duration::from_secs(self.options.secs)"
+        );
+        assert_eq!(one_line("d\n    .min(left)"), "d.min(left)");
+        assert_eq!(one_line("a  +\n b"), "a + b");
     }
 }

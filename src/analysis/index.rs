@@ -207,7 +207,9 @@ impl CrateIndex {
         for (fi, f) in files.iter().enumerate() {
             for t in &f.attempt_timers {
                 let site = &f.sites[t.site];
-                if has_deadline(site) || site.unbounded {
+                // An uncapped site is `unbounded-retry`'s, or ends on failures this timer does not
+                // multiply.
+                if has_deadline(site) || site.uncapped {
                     continue;
                 }
                 out.attempts.push(AttemptFinding {

@@ -316,6 +316,26 @@ impl Facts {
     }
 }
 
+impl RetrySite {
+    /// Nothing but success ends the site: no time bound, stop signal or wrapper's own loop, and
+    /// either a way round that no check stands on or no exit on failure at all. What
+    /// `unbounded-retry` reports, and what other rules may call "unbounded attempts".
+    #[must_use]
+    pub fn known_unbounded(&self) -> bool {
+        if self.deadline.is_some()
+            || self.checks_cancel
+            || matches!(self.kind, SiteKind::Wrapper(_))
+        {
+            return false;
+        }
+        match self.cap {
+            Cap::None | Cap::Literal(_) | Cap::Symbolic if self.ungated_round.is_some() => true,
+            Cap::None => !self.exits_on_failure && self.kind != SiteKind::Loop,
+            _ => false,
+        }
+    }
+}
+
 impl Sleep {
     /// The wait is bounded by the time left: its duration (or what the duration variable was
     /// bound to) mentions a cap, or a comparison in the site involves the duration ("don't start

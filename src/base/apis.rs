@@ -46,6 +46,10 @@ pub struct Clients {
     /// Methods that start a request on a client.
     #[serde(default)]
     pub requests: Vec<String>,
+    /// Types (resolved paths) of a request not yet sent: a parameter of one of these types is a
+    /// request whose own `.timeout(d)` bounds one attempt, like one written in the chain.
+    #[serde(default)]
+    pub request_types: Vec<String>,
     /// Methods that set a per-request, header or read timeout.
     #[serde(default)]
     pub timeouts: Vec<String>,
@@ -307,6 +311,7 @@ impl Apis {
         let (c, o) = (&mut self.clients, other.clients);
         c.builders.extend(o.builders);
         c.requests.extend(o.requests);
+        c.request_types.extend(o.request_types);
         c.timeouts.extend(o.timeouts);
         c.connection_only.extend(o.connection_only);
         c.default_timeouts.extend(o.default_timeouts);

@@ -34,26 +34,20 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for site in &cx.facts.sites {
         // Any time bound or stop signal may end the site without success. A call of the crate's
-        // own retry wrapper is bounded by the wrapper's loop, which is judged where it is.
-        if site.deadline.is_some()
-            || site.checks_cancel
-            || matches!(site.kind, SiteKind::Wrapper(_))
-        {
-            continue;
-        }
-        match &site.cap {
+        // own retry wrapper is bounded by the wrapper's loop, which is judged where it is. A
+        // `loop` is judged path by path: an exit on another failure class, or an attempt check
+        // with no way out, bounds nothing on the way round; elsewhere any other exit on failure
+        // may be the bound.
+        if site.known_unbounded() {
+            out.push(uncapped(cx, site));
+        } else if let Cap::OffWhenNone(option) = &site.cap {
             // The cap's own exit is the failure exit; with the option unset it is never taken.
-            Cap::OffWhenNone(option) => out.push(off_when_none(cx, site, option)),
-            // A `loop` is judged path by path: an exit on another failure class, or an attempt
-            // check with no way out, bounds nothing on the way round.
-            Cap::None | Cap::Literal(_) | Cap::Symbolic if site.ungated_round.is_some() => {
-                out.push(uncapped(cx, site));
+            if site.deadline.is_none()
+                && !site.checks_cancel
+                && !matches!(site.kind, SiteKind::Wrapper(_))
+            {
+                out.push(off_when_none(cx, site, option));
             }
-            // Elsewhere any other exit on failure may be the bound.
-            Cap::None if !site.exits_on_failure && site.kind != SiteKind::Loop => {
-                out.push(uncapped(cx, site));
-            }
-            _ => {}
         }
     }
     out
