@@ -428,7 +428,16 @@ impl Planned {
         config.crate_index = options.crate_index;
         let mut scope = driver::Scope::default();
         if config.crate_index && config.crate_rules() && (stdin.is_none() || buffer_named) {
-            scope.context_roots = context_roots(&named);
+            let excludes = |dir: &Path| {
+                layered(&[dir.to_path_buf()])
+                    .map_or_else(|_| resolved.excludes.clone(), |r| r.excludes)
+            };
+            let tree = walk::units::RealTree {
+                excludes: &excludes,
+                max_bytes: options.max_file_bytes,
+                cwd: walk::normalize(&cwd),
+            };
+            scope.context_roots = context_roots(&named, &tree);
             if !scope.context_roots.is_empty() {
                 scope.context_excludes = layered(&scope.context_roots)?.excludes;
             }
@@ -551,34 +560,55 @@ fn not_excluded(
         .collect())
 }
 
-/// The crates whose other files a lint of `named` reads for the crate join: the crate root
-/// of each named path inside a crate (the nearest directory above with a `Cargo.toml`,
-/// spelled as an ancestor of the path) that no named directory covers. So a staged subset of
-/// a crate (pre-commit) gets the crate-level findings a whole-crate run gives those files.
-fn context_roots(named: &[PathBuf]) -> Vec<PathBuf> {
+/// The units whose other files a lint of `named` reads for the crate join, as directories to
+/// walk, spelled as ancestors of the named paths (so the join keys the files alike), none that
+/// a named directory covers. For a named path inside a crate, the crate root (the nearest
+/// directory above with a `Cargo.toml`); for a named file in no crate, the directory holding
+/// its whole unit ([`walk::units::unit_dir`]: its Bazel or Buck package, or its module tree).
+/// So a staged subset of a tree (pre-commit) gets the crate-level findings a run over the whole
+/// tree gives those files. A named directory in no crate gets none: its files' units would each
+/// need the search, and a directory is usually named to lint it whole.
+fn context_roots(named: &[PathBuf], tree: &walk::units::RealTree<'_>) -> Vec<PathBuf> {
     let mut roots = walk::CrateRoots::default();
     let dirs: Vec<PathBuf> = named
         .iter()
         .filter(|p| p.is_dir())
-        .map(|p| walk::normalize(&std::env::current_dir().unwrap_or_default().join(p)))
+        .map(|p| walk::normalize(&tree.cwd.join(p)))
         .collect();
     let mut out: Vec<PathBuf> = Vec::new();
     for p in named {
-        let probe = if p.is_dir() {
-            p.join("_.rs")
-        } else {
-            p.clone()
+        let is_dir = p.is_dir();
+        let probe = if is_dir { p.join("_.rs") } else { p.clone() };
+        let root = match roots.of(&probe) {
+            Some(root) => root,
+            None if !is_dir => match walk::units::unit_dir(p, tree) {
+                Some(root) => root,
+                None => continue,
+            },
+            None => continue,
         };
-        let Some(root) = roots.of(&probe) else {
-            continue;
-        };
-        let abs = walk::normalize(&std::env::current_dir().unwrap_or_default().join(&root));
+        let abs = walk::normalize(&tree.cwd.join(&root));
         if dirs.iter().any(|d| abs.starts_with(d)) || out.contains(&root) {
             continue;
         }
         out.push(root);
     }
-    out
+    // A root inside another is walked with it: walking it again would only cost.
+    let abs: Vec<PathBuf> = out
+        .iter()
+        .map(|r| walk::normalize(&tree.cwd.join(r)))
+        .collect();
+    let mut kept = Vec::new();
+    for (i, r) in out.iter().enumerate() {
+        let inside = abs
+            .iter()
+            .enumerate()
+            .any(|(j, a)| j != i && abs[i].starts_with(a) && (abs[i] != *a || j < i));
+        if !inside {
+            kept.push(r.clone());
+        }
+    }
+    kept
 }
 
 /// Fixes that depend on the crate's manifest, capped by it: `tokio::time::sleep` needs tokio's

@@ -907,6 +907,199 @@ impl Units {
     }
 }
 
+/// What [`unit_dir`] looks at: the unit finder's disk, and the Rust files of a directory tree
+/// with their text, so tests can give a tree in memory.
+pub trait Tree: Disk {
+    /// The `.rs` files under `dir`, spelled as a walk from `dir` spells them (the empty path
+    /// standing for the working directory gives them without a leading `./`), sorted.
+    fn rust_files(&self, dir: &Path) -> Vec<PathBuf>;
+    /// A file's text; `None` when it cannot be read (it then reaches nothing).
+    fn text(&self, file: &Path) -> Option<String>;
+    /// Does the search for a unit stop at `dir`: the top of a repository (it holds `.git`) or
+    /// the working directory?
+    fn is_boundary(&self, dir: &Path) -> bool;
+}
+
+/// The directory whose walk holds the whole unit of `file`, a file in no cargo package, spelled
+/// as one of the file's lexical ancestors (the crate join keys files by spelling): the
+/// directory of its Bazel or Buck package, or the one holding its whole module tree, widened
+/// upwards while the unit has no root (a parent declares the file, a root lies above it) and
+/// to the target of every `#[path]` and `include!` that leaves it. Never above the nearest
+/// boundary ([`Tree::is_boundary`]); `None` when no ancestor is one (nothing bounds the search,
+/// so nothing is read) or the path climbs with `..` (its ancestors are not the directories
+/// holding it).
+///
+/// A root outside the directory found that reaches into a tree already rooted (by `#[path]`)
+/// is not looked for: finding it means reading the whole repository for every file.
+#[must_use]
+pub fn unit_dir(file: &Path, tree: &impl Tree) -> Option<PathBuf> {
+    if file
+        .components()
+        .any(|c| matches!(c, std::path::Component::ParentDir))
+    {
+        return None;
+    }
+    // The candidates, nearest first; the search moves only outwards along them.
+    let up: Vec<&Path> = file.ancestors().skip(1).collect();
+    let top = up.iter().position(|d| tree.is_boundary(d))?;
+    let mut facts: HashMap<PathBuf, Option<ModFacts>> = HashMap::new();
+    let mut at = 0;
+    loop {
+        let (members, rooted, outward) = unit_at(file, up[at], tree, &mut facts);
+        let mut next = at;
+        for target in &outward {
+            // A link out of the repository: a run over the repository does not read it either.
+            if let Some(k) = covering(&up, target).filter(|&k| k <= top) {
+                next = next.max(k);
+            }
+        }
+        if !rooted && at < top {
+            next = next.max(at + 1);
+        }
+        if next == at {
+            // The unit may sit in a smaller directory than the search had to read to know it;
+            // the driver reads the root given, so the smallest that gives the same unit.
+            let inner = members
+                .iter()
+                .filter_map(|m| covering(&up, m.parent().unwrap_or(Path::new(""))))
+                .max()
+                .unwrap_or(0);
+            if inner < at && unit_at(file, up[inner], tree, &mut facts).0 == members {
+                return Some(up[inner].to_path_buf());
+            }
+            return Some(up[at].to_path_buf());
+        }
+        at = next;
+    }
+}
+
+/// The unit of `file` among the files under `dir`: its files (normalised), whether it is rooted
+/// (a build target or a module tree's root file holds it, so nothing above need declare it),
+/// and where it points outside `dir` (its build package, `#[path]` and `include!` targets).
+fn unit_at(
+    file: &Path,
+    dir: &Path,
+    tree: &impl Tree,
+    facts: &mut HashMap<PathBuf, Option<ModFacts>>,
+) -> (Vec<PathBuf>, bool, Vec<PathBuf>) {
+    let mut files = tree.rust_files(dir);
+    // A buffer not yet saved (`--stdin-filename`) is a member all the same.
+    if !files
+        .iter()
+        .any(|f| super::normalize(f) == super::normalize(file))
+    {
+        files.push(file.to_path_buf());
+        files.sort();
+    }
+    let mut ancestry = Ancestry::default();
+    let cargo: Vec<Option<PathBuf>> = files.iter().map(|f| ancestry.cargo(tree, f)).collect();
+    let scanned: Vec<Option<ModFacts>> = files
+        .iter()
+        .zip(&cargo)
+        .map(|(f, c)| {
+            if c.is_some() {
+                return None;
+            }
+            facts
+                .entry(super::normalize(f))
+                .or_insert_with(|| tree.text(f).map(|t| scan(&t)))
+                .clone()
+        })
+        .collect();
+    let units = Units::find(&files, &cargo, &scanned, tree, &mut ancestry);
+    let me = super::normalize(file);
+    let Some(unit) = units
+        .units
+        .iter()
+        .find(|u| u.files.iter().any(|&i| super::normalize(&files[i]) == me))
+    else {
+        return (vec![me], false, Vec::new());
+    };
+    let mut outward = Vec::new();
+    let mut rooted = false;
+    if matches!(unit.kind, UnitKind::Bazel | UnitKind::Buck) {
+        rooted = true;
+        outward.extend(unit.root.parent().map(Path::to_path_buf));
+    }
+    for &i in &unit.files {
+        let f = &files[i];
+        rooted |= is_root(f, scanned[i].as_ref());
+        let Some(fx) = &scanned[i] else { continue };
+        let here = f.parent().unwrap_or(Path::new(""));
+        // `#[path]` is relative to the file's directory or below it (inline modules add
+        // directories): the directory holding `here/p` holds the target either way.
+        let targets = fx
+            .decls
+            .iter()
+            .flat_map(|d| d.paths.iter())
+            .chain(&fx.includes);
+        outward.extend(targets.filter_map(|p| here.join(p).parent().map(Path::to_path_buf)));
+    }
+    let mut members: Vec<PathBuf> = unit
+        .files
+        .iter()
+        .map(|&i| super::normalize(&files[i]))
+        .collect();
+    members.sort();
+    (members, rooted, outward)
+}
+
+/// The index in `up` (a file's ancestors, nearest first) of the nearest that holds `target`,
+/// lexically; `None` when none does (an absolute target of a relative file).
+fn covering(up: &[&Path], target: &Path) -> Option<usize> {
+    let target = super::normalize(target);
+    up.iter()
+        .position(|d| target.starts_with(super::normalize(d)))
+}
+
+/// The real tree: the walk's files under a directory with the exclusions anchored there, read
+/// through the bounded reader; the boundary is a directory holding `.git` (a directory, or a
+/// worktree's file) or the working directory.
+pub struct RealTree<'a> {
+    /// The exclusions of a walk from a directory.
+    pub excludes: &'a dyn Fn(&Path) -> Vec<String>,
+    /// Files over this many bytes are not read (`--max-file-size`).
+    pub max_bytes: u64,
+    /// The working directory, absolute.
+    pub cwd: PathBuf,
+}
+
+impl Disk for RealTree<'_> {
+    fn has_manifest(&self, dir: &Path) -> bool {
+        RealDisk.has_manifest(dir)
+    }
+
+    fn build_file(&self, dir: &Path) -> Option<(PathBuf, BuildKind, String)> {
+        RealDisk.build_file(dir)
+    }
+}
+
+impl Tree for RealTree<'_> {
+    fn rust_files(&self, dir: &Path) -> Vec<PathBuf> {
+        if dir.as_os_str().is_empty() {
+            let (files, _) = super::rust_files(&[PathBuf::from(".")], &(self.excludes)(dir));
+            return files
+                .into_iter()
+                .map(|f| f.strip_prefix(".").map(Path::to_path_buf).unwrap_or(f))
+                .collect();
+        }
+        super::rust_files(&[dir.to_path_buf()], &(self.excludes)(dir)).0
+    }
+
+    fn text(&self, file: &Path) -> Option<String> {
+        super::read(file, self.max_bytes).ok()
+    }
+
+    fn is_boundary(&self, dir: &Path) -> bool {
+        let probe = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        probe.join(".git").exists() || super::normalize(&self.cwd.join(dir)) == self.cwd
+    }
+}
+
 /// Is `file` the root of a module tree: `lib.rs`, `main.rs`, or a file with `fn main`?
 fn is_root(file: &Path, facts: Option<&ModFacts>) -> bool {
     matches!(

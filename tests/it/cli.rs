@@ -395,6 +395,101 @@ fn a_subset_of_a_crates_files_gets_its_findings_of_the_whole_crate_run() {
     assert!(stdout(&o).contains("in 1 file checked"), "{}", stdout(&o));
 }
 
+/// Every `.rs` file under `d`, relative and `/`-separated, sorted.
+fn rs_files(d: &Path, under: &Path, out: &mut Vec<String>) {
+    for e in std::fs::read_dir(d.join(under)).unwrap() {
+        let e = e.unwrap();
+        let rel = under.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            rs_files(d, &rel, out);
+        } else if rel.extension().is_some_and(|x| x == "rs") {
+            out.push(rel.to_string_lossy().replace('\\', "/"));
+        }
+    }
+    out.sort();
+}
+
+/// Each `.rs` file of the tree at `d` named alone gives exactly its lines of a run over the
+/// whole tree; and the cross-file rules found something there (else the check proves nothing).
+fn each_file_alone_gets_its_lines_of_the_whole_run(d: &Path) {
+    let whole = stdout(&run(d, &["--format", "concise"]));
+    assert!(whole.contains("client-timeout-in-retry"), "{whole}");
+    let mut files = Vec::new();
+    rs_files(d, Path::new(""), &mut files);
+    let mut differ = Vec::new();
+    for f in &files {
+        let want: String = whole
+            .lines()
+            .filter(|l| l.starts_with(&format!("{f}:")))
+            .flat_map(|l| [l, "\n"])
+            .collect();
+        let got = stdout(&run(d, &["--format", "concise", f]));
+        if got != want {
+            differ.push(format!("{f}:\n  alone:\n{got}  whole:\n{want}"));
+        }
+    }
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
+
+/// The crate-level fixture as a module tree with no `Cargo.toml` anywhere: `src/lib.rs` roots
+/// it, and a binary elsewhere reaches a shared client by `#[path]` upwards, so a file's unit
+/// is found above it (a parent declares it, its root is above) and beside it (a `#[path]` out
+/// of its directory). Each file staged alone gets what the whole tree's run gives it.
+#[test]
+fn a_file_of_a_module_tree_without_a_manifest_gets_its_findings_of_the_whole_tree_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/client-timeout-in-retry"),
+        &d.join("src"),
+    );
+    std::fs::write(
+        d.join("src/lib.rs"),
+        "mod callers;\nmod clients;\nmod net;\nmod same_function;\nmod struct_field;\nmod transport;\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(d.join("tools/fetch")).unwrap();
+    std::fs::create_dir_all(d.join("common")).unwrap();
+    std::fs::write(
+        d.join("tools/fetch/main.rs"),
+        "#[path = \"../../common/net.rs\"]\nmod net;\nmod retry;\n\nfn main() {}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("common/net.rs"),
+        "use std::time::Duration;\n\npub fn http() -> reqwest::Client {\n    reqwest::Client::builder()\n        .timeout(Duration::from_secs(8))\n        .build()\n        .unwrap()\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("tools/fetch/retry.rs"),
+        "use crate::net::http;\n\npub async fn fetch(url: &str) -> Result<String, Error> {\n    for attempt in 0..3 {\n        match http().get(url).send().await {\n            Ok(r) => return Ok(r.text().await?),\n            Err(e) => tracing::warn!(\"attempt {attempt}: {e}\"),\n        }\n    }\n    Err(Error::GaveUp)\n}\n",
+    )
+    .unwrap();
+    let whole = stdout(&run(d, &["--format", "concise"]));
+    assert!(whole.contains("common/net.rs:5:"), "{whole}");
+    each_file_alone_gets_its_lines_of_the_whole_run(d);
+}
+
+/// The crate-level fixture as one Bazel target, and as one Buck target, with no `Cargo.toml`
+/// and no root file: the target's `srcs` make the unit, so each file staged alone gets what the
+/// whole package's run gives it.
+#[test]
+fn a_file_of_a_bazel_or_buck_target_gets_its_findings_of_the_whole_target_run() {
+    for (build, text) in [
+        ("BUILD.bazel", "load(\"@rules_rust//rust:defs.bzl\", \"rust_library\")\n\nrust_library(\n    name = \"net\",\n    srcs = glob([\"src/**/*.rs\"]),\n    crate_root = \"src/clients.rs\",\n)\n"),
+        ("TARGETS", "rust_library(\n    name = \"net\",\n    srcs = glob([\"src/**/*.rs\"]),\n)\n"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        copy_tree(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/client-timeout-in-retry"),
+            &d.join("src"),
+        );
+        std::fs::write(d.join(build), text).unwrap();
+        each_file_alone_gets_its_lines_of_the_whole_run(d);
+    }
+}
+
 /// `--force-exclude` applies the configuration's `exclude` to named files and directories
 /// (ruff's flag, which its pre-commit hook passes); without it a named file is linted.
 #[test]

@@ -419,3 +419,72 @@ fn the_join_holds_one_unit_or_one_piece_at_a_time() {
         .count();
     assert_eq!(joined, 10, "every file read once by the join");
 }
+
+/// The in-memory tree as the context search sees it: the top of its repository is `repo`.
+impl units::Tree for Tree {
+    fn rust_files(&self, dir: &Path) -> Vec<PathBuf> {
+        self.files
+            .iter()
+            .map(|f| f.0.clone())
+            .filter(|f| f.starts_with(dir))
+            .collect()
+    }
+
+    fn text(&self, file: &Path) -> Option<String> {
+        self.files.iter().find(|f| f.0 == file).map(|f| f.1.clone())
+    }
+
+    fn is_boundary(&self, dir: &Path) -> bool {
+        dir == Path::new("repo")
+    }
+}
+
+/// The directory a named file's unit is read from (a pre-commit hook names staged files one by
+/// one): where its module tree's root lies, widened by `#[path]` either way, its build package,
+/// and never above the repository.
+#[test]
+fn a_named_files_unit_is_read_from_the_directory_holding_it() {
+    let mut tree = Tree::new(&[
+        ("repo/app/src/lib.rs", "mod net;\n"),
+        ("repo/app/src/net/mod.rs", "mod retry;\n"),
+        ("repo/app/src/net/retry.rs", ""),
+        ("repo/app/src/loose.rs", ""),
+        (
+            "repo/tool/main.rs",
+            "#[path = \"../shared/x.rs\"] mod x;\nfn main() {}\n",
+        ),
+        ("repo/shared/x.rs", ""),
+        (
+            "repo/out/main.rs",
+            "#[path = \"../../elsewhere.rs\"] mod e;\nfn main() {}\n",
+        ),
+        ("repo/bzl/src/a/deep.rs", ""),
+        ("repo/bzl/src/b.rs", ""),
+        ("repo/bzl/gen.rs", ""),
+        ("elsewhere.rs", ""),
+    ]);
+    tree.builds.insert(
+        PathBuf::from("repo/bzl"),
+        (
+            BuildKind::Bazel,
+            "rust_library(name = \"b\", srcs = glob([\"**/*.rs\"]))".into(),
+        ),
+    );
+    let dir = |f: &str| units::unit_dir(Path::new(f), &tree).map(|d| d.display().to_string());
+    let some = |d: &str| Some(d.to_string());
+    // A parent declares it, the root is above: the tree's directory, not the repository.
+    assert_eq!(dir("repo/app/src/net/retry.rs"), some("repo/app/src"));
+    assert_eq!(dir("repo/app/src/lib.rs"), some("repo/app/src"));
+    // A `#[path]` out of the root's directory, followed from either end.
+    assert_eq!(dir("repo/tool/main.rs"), some("repo"));
+    assert_eq!(dir("repo/shared/x.rs"), some("repo"));
+    // A link out of the repository is not followed.
+    assert_eq!(dir("repo/out/main.rs"), some("repo/out"));
+    // The build package, whatever the depth.
+    assert_eq!(dir("repo/bzl/src/a/deep.rs"), some("repo/bzl"));
+    // Nothing claims it: the search reads the repository to know, and the directory is enough.
+    assert_eq!(dir("repo/app/src/loose.rs"), some("repo/app/src"));
+    // Outside any repository, or climbing with `..`: nothing bounds it, nothing is read.
+    assert_eq!(dir("elsewhere.rs"), None);
+    assert_eq!(dir("repo/app/../app/src/lib.rs"), None);
+}
