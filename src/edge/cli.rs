@@ -82,6 +82,10 @@ pub struct Args {
     /// Print the files a run would lint (after exclusions), one per line, and lint nothing.
     #[arg(long)]
     show_files: bool,
+    /// Lint, then lint again whenever a watched `.rs` file or configuration file
+    /// (timeoutlint.toml, .timeoutlint.toml, Cargo.toml) changes, until Ctrl-C.
+    #[arg(long, conflicts_with_all = ["fix", "diff", "show_files"])]
+    watch: bool,
     /// The path of the text read from stdin (`-`): shown in findings, and where the
     /// configuration, rule selection and (with --force-exclude) exclusions come from.
     #[arg(long, value_name = "PATH")]
@@ -243,29 +247,53 @@ fn run(args: &Args) -> anyhow::Result<u8> {
         }
         None => {}
     }
+    drop(stdout);
+    if args.watch {
+        if args.paths.iter().any(|p| p.as_os_str() == "-") {
+            let e = <Args as clap::CommandFactory>::command().error(
+                clap::error::ErrorKind::ArgumentConflict,
+                "--watch re-lints files as they change on disk: it cannot read stdin (`-`)",
+            );
+            let _ = e.print();
+            return Ok(2);
+        }
+        // The exclusions a walk of the named paths applies, so that a change the run would
+        // not lint does not re-lint (the configuration is read again by every run).
+        let excludes = match Planned::new(&args.paths, None, false, &options(args))? {
+            Planned::Run(plan) => plan.resolved.excludes.clone(),
+            Planned::Excluded(_) => Vec::new(),
+        };
+        return crate::edge::watch::run(&args.paths, &excludes, args.quiet, &|| check(args));
+    }
+    check(args)
+}
+
+/// The options of a lint from the command line.
+fn options(args: &Args) -> Options {
+    Options {
+        selection: crate::config::CliSelection {
+            select: args.select.clone(),
+            extend_select: args.extend_select.clone(),
+            ignore: args.ignore.clone(),
+            exclude: args.exclude.clone(),
+        },
+        config_file: args.adopt.config.clone(),
+        isolated: args.adopt.isolated,
+        force_exclude: args.force_exclude,
+        prefilter: !args.no_prefilter,
+        max_file_bytes: args.max_file_size,
+        crate_index: !args.no_index,
+    }
+}
+
+/// One lint of the command line's paths: the report written, the exit code returned.
+fn check(args: &Args) -> anyhow::Result<u8> {
+    let mut stdout = std::io::stdout().lock();
     let started = std::time::Instant::now();
     check_output_paths(args)?;
     let stdin = read_stdin(args)?;
     let buffer_named = args.stdin_filename.is_some();
-    let plan = match Planned::new(
-        &args.paths,
-        stdin,
-        buffer_named,
-        &Options {
-            selection: crate::config::CliSelection {
-                select: args.select.clone(),
-                extend_select: args.extend_select.clone(),
-                ignore: args.ignore.clone(),
-                exclude: args.exclude.clone(),
-            },
-            config_file: args.adopt.config.clone(),
-            isolated: args.adopt.isolated,
-            force_exclude: args.force_exclude,
-            prefilter: !args.no_prefilter,
-            max_file_bytes: args.max_file_size,
-            crate_index: !args.no_index,
-        },
-    )? {
+    let plan = match Planned::new(&args.paths, stdin, buffer_named, &options(args))? {
         Planned::Run(plan) => plan,
         Planned::Excluded(text) => {
             // An excluded buffer is not linted; under --fix it comes back as it was (ruff).

@@ -708,3 +708,92 @@ fn show_files_lists_what_a_run_would_lint_and_lints_nothing() {
     let o = run(d, &["src/gen/a.rs", "--show-files"]);
     assert_eq!(stdout(&o), "src/gen/a.rs\n");
 }
+
+/// A child process killed when the test ends, passed or not.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `--watch` lints, then lints again after a change, with a header line before each re-lint;
+/// its own reads of the files are no change (it would re-lint forever).
+#[test]
+fn watch_relints_after_a_change() {
+    use std::io::BufRead;
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("a.rs"), BUGGY).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_timeoutlint"))
+        .args(["--watch", "--format", "concise", "."])
+        .current_dir(d)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = child.stdout.take().unwrap();
+    let _child = Killed(child);
+    let seen = Arc::new(Mutex::new(String::new()));
+    std::thread::spawn({
+        let seen = Arc::clone(&seen);
+        move || {
+            for line in std::io::BufReader::new(out).lines() {
+                let Ok(line) = line else { break };
+                let mut s = seen.lock().unwrap();
+                s.push_str(&line);
+                s.push('\n');
+            }
+        }
+    });
+    // Generous: a loaded CI machine may take seconds to start the binary and lint.
+    let wait_for = |what: &str| {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(30) {
+            if seen.lock().unwrap().contains(what) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("no `{what}` in 30 s:\n{}", seen.lock().unwrap());
+    };
+    wait_for("a.rs:4:9: blocking-sleep-in-async");
+    assert!(!seen.lock().unwrap().contains("re-linting"));
+    std::fs::write(d.join("b.rs"), BUGGY).unwrap();
+    wait_for("b.rs:4:9: blocking-sleep-in-async");
+    let text = seen.lock().unwrap().clone();
+    let (_, second) = text.split_once("re-linting after").unwrap();
+    assert!(
+        second.contains("a.rs:4:9"),
+        "the whole report again:\n{text}"
+    );
+    // Settled: no re-lint without a change. One second of quiet would show a loop (each run
+    // takes milliseconds here) with no bet on how fast the machine is.
+    std::thread::sleep(Duration::from_secs(1));
+    let text = seen.lock().unwrap().clone();
+    let headers = text.matches("re-linting after").count();
+    assert!(headers <= 2, "re-linted without changes:\n{text}");
+}
+
+/// `--watch` with what writes files or reads stdin is a usage error.
+#[test]
+fn watch_refuses_fix_diff_and_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        &["--watch", "--fix"][..],
+        &["--watch", "--diff"],
+        &["--watch", "--show-files"],
+        &["--watch", "-"],
+    ] {
+        let o = run(dir.path(), args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("--watch"), "{args:?}: {err}");
+    }
+}
