@@ -31,15 +31,16 @@
 //!     (no syntax tree outlives its file's pass), then finishing every file; the per-pass reads
 //!     and parses are listed there.
 //! 13. [`edge`]: arguments, output and the exit code ([`edge::cli`]), the adoption workflow
-//!     ([`edge::adopt`], [`edge::baseline`]), `--fix` writes ([`edge::fix`]) and the language
-//!     server ([`edge::server`]: one buffer linted as `--stdin-filename` lints it).
+//!     ([`edge::adopt`], [`edge::baseline`]), `--fix` writes ([`edge::fix`]), the language
+//!     server ([`edge::server`]: one buffer linted as `--stdin-filename` lints it) and `--watch`
+//!     ([`edge::watch`]: the ordinary run again after each change).
 //!
 //! Invariants (each has a test):
 //! 1. Only the edge does IO: [`walk`] (the files it lints, and [`walk::bounded`] for config,
 //!    baseline and manifests), [`config::read_config_files`] (finding and reading the config
 //!    file), [`edge`] ([`edge::cli`] with `main`, [`edge::adopt`]: baseline files,
 //!    `--add-ignore` edits and progress; [`edge::fix`]: `--fix` writes, the git-dirty check,
-//!    `--diff`; [`edge::server`]: stdio), [`walk::crates::edition_of`] (the crate's edition,
+//!    `--diff`; [`edge::server`]: stdio; [`edge::watch`]: file events), [`walk::crates::edition_of`] (the crate's edition,
 //!    which [`parse`] asks only for a file syn rejected: 2015/2018 code is parsed again), and the
 //!    `cargo-timeoutlint` binary (`cargo metadata`, then it runs `timeoutlint`). Every other module takes
 //!    `&str` and returns data (`.clippy.toml` bans the file-writing calls elsewhere).
