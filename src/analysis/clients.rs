@@ -565,16 +565,9 @@ impl Summarizer<'_> {
     /// Is `ty` (through references) a request not yet sent (`reqwest::RequestBuilder`, also
     /// through a glob import)? A crate's own `RequestBuilder` is not: its `timeout` is its own.
     fn is_request_type(&self, ty: &syn::Type) -> bool {
-        let mut ty = ty;
-        loop {
-            match ty {
-                syn::Type::Reference(r) => ty = &r.elem,
-                syn::Type::Paren(p) => ty = &p.elem,
-                syn::Type::Group(g) => ty = &g.elem,
-                _ => break,
-            }
-        }
-        let syn::Type::Path(p) = ty else { return false };
+        let syn::Type::Path(p) = peel_type(ty) else {
+            return false;
+        };
         if p.qself.is_some() {
             return false;
         }
@@ -752,11 +745,21 @@ const TRANSPARENT: &[&str] = &["Arc", "Rc", "Box", "Pin"];
 /// The owner a method called on a value of this type belongs to: the type's name
 /// (`Client`), or the trait of a trait object, `impl Trait` or bounded generic; `None` when
 /// the type says nothing (a bare generic, a tuple, a fn pointer).
+/// The type under any `&`, `&mut`, parentheses and invisible groups: a borrowed request or
+/// client is the same request or client for every question asked of it here.
+fn peel_type(mut ty: &syn::Type) -> &syn::Type {
+    loop {
+        match ty {
+            syn::Type::Reference(r) => ty = &r.elem,
+            syn::Type::Paren(p) => ty = &p.elem,
+            syn::Type::Group(g) => ty = &g.elem,
+            _ => return ty,
+        }
+    }
+}
+
 fn type_owner(ty: &syn::Type, bounds: &HashMap<String, String>) -> Option<String> {
-    match ty {
-        syn::Type::Reference(r) => type_owner(&r.elem, bounds),
-        syn::Type::Paren(p) => type_owner(&p.elem, bounds),
-        syn::Type::Group(g) => type_owner(&g.elem, bounds),
+    match peel_type(ty) {
         syn::Type::TraitObject(t) => first_trait(&t.bounds),
         syn::Type::ImplTrait(t) => first_trait(&t.bounds),
         syn::Type::Path(p) if p.qself.is_none() => {

@@ -322,10 +322,7 @@ impl RetrySite {
     /// `unbounded-retry` reports, and what other rules may call "unbounded attempts".
     #[must_use]
     pub fn known_unbounded(&self) -> bool {
-        if self.deadline.is_some()
-            || self.checks_cancel
-            || matches!(self.kind, SiteKind::Wrapper(_))
-        {
+        if !self.unchecked() {
             return false;
         }
         match self.cap {
@@ -333,6 +330,14 @@ impl RetrySite {
             Cap::None => !self.exits_on_failure && self.kind != SiteKind::Loop,
             _ => false,
         }
+    }
+
+    /// Nothing but the attempt cap can end this site without success: no deadline of any
+    /// kind, no cancellation check, and not a call of the crate's own retry wrapper (whose loop
+    /// is judged where it is written). Both unbounded-retry shapes start from this.
+    #[must_use]
+    pub fn unchecked(&self) -> bool {
+        self.deadline.is_none() && !self.checks_cancel && !matches!(self.kind, SiteKind::Wrapper(_))
     }
 }
 

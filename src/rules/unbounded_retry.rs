@@ -42,10 +42,7 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
             out.push(uncapped(cx, site));
         } else if let Cap::OffWhenNone(option) = &site.cap {
             // The cap's own exit is the failure exit; with the option unset it is never taken.
-            if site.deadline.is_none()
-                && !site.checks_cancel
-                && !matches!(site.kind, SiteKind::Wrapper(_))
-            {
+            if site.unchecked() {
                 out.push(off_when_none(cx, site, option));
             }
         }
