@@ -282,7 +282,8 @@ struct Doc {
 }
 
 /// The ways to a `Cargo.toml`'s table, read from the whole manifest so that an error's line is
-/// the manifest's; the rest of the manifest is cargo's business, so unknown keys are fine here.
+/// the manifest's. The rest of the manifest is cargo's business (unknown keys are fine), and
+/// only the way taken is typed: to cargo, the other section's `metadata` may be any value.
 #[derive(Deserialize)]
 struct Package {
     package: Section,
@@ -906,7 +907,7 @@ mod tests {
             cargo("[workspace]\n[workspace.metadata.timeoutlint.rules]\nunbounded-retry = 'eror'\n"),
             cargo("[package]\nname = 'a'\nmetadata.timeoutlint = 5\n"),
         ];
-        let shown: Vec<String> = cases.into_iter().map(|c| c.unwrap_or_default()).collect();
+        let shown: Vec<String> = cases.into_iter().map(Option::unwrap_or_default).collect();
         insta::assert_snapshot!(shown.join("\n"), @r#"
 3:1: unknown key `exlude` (did you mean `exclude`?); known keys: select, extend-select, ignore, exclude, per-file-ignores, lint-tests, rules, apis
 3:10: `select` must be an array of strings
