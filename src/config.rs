@@ -3,6 +3,11 @@
 //! with the command line into the rules to run, their levels, per-file ignores and the library
 //! knowledge.
 //!
+//! A document is read by serde into typed structs (`Doc`, unknown keys denied); what serde
+//! cannot check (rule, group and level names, globs) is checked here over values that keep
+//! their place. Every error says where: `serde_path_to_error` names the key path, toml's spans
+//! the line and column, in the `Cargo.toml` itself for a metadata table.
+//!
 //! Only [`read_config_files`] touches the file system; everything else is a pure function of
 //! text and paths, so precedence and error messages are tested without a disk. Deliberately
 //! absent: merging several config files (the nearest one wins, like rustfmt) and an `extend`
@@ -13,6 +18,9 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
+use serde::Deserialize;
+use serde_path_to_error::Segment;
+use toml::Spanned;
 
 use crate::base::apis::Apis;
 use crate::base::diagnostic::{Diagnostic, Severity};
@@ -25,17 +33,6 @@ pub const FILE_NAMES: &[&str] = &["timeoutlint.toml", ".timeoutlint.toml", "Carg
 
 /// Rule groups usable wherever a rule name is.
 pub const GROUPS: &[&str] = &["all", "default", "pedantic"];
-
-const TOP_KEYS: &[&str] = &[
-    "select",
-    "extend-select",
-    "ignore",
-    "exclude",
-    "per-file-ignores",
-    "lint-tests",
-    "rules",
-    "apis",
-];
 
 /// A rule's level in `[rules]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -185,7 +182,7 @@ pub fn read_config_files(
         } else {
             parse(&text)
         }
-        .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+        .map_err(|e| anyhow::anyhow!("{}:{e}", p.display()))?;
         return Ok(Some(Found {
             path: p.to_path_buf(),
             config,
@@ -212,24 +209,24 @@ pub fn read_config_files(
                 Err(e) => anyhow::bail!("cannot read config {}: {e}", p.display()),
             };
             let parsed = if is_cargo {
-                match parse_cargo_toml_syntax(&text) {
-                    Ok(table) => cargo_metadata_table(&table),
+                match cargo_section(&text) {
+                    Ok(Some(section)) => cargo_config(&text, section),
+                    Ok(None) => continue,
                     Err(e) => {
                         eprintln!(
                             "warning: {}: not valid TOML ({}); looked at only for a `timeoutlint` table, skipped",
                             p.display(),
-                            one_line(&e)
+                            one_line(&e.to_string())
                         );
                         continue;
                     }
                 }
             } else {
-                parse(&text).map(Some)
+                parse(&text)
             };
             match parsed {
-                Ok(Some(config)) => return Ok(Some(Found { path: p, config })),
-                Ok(None) => {}
-                Err(e) => anyhow::bail!("{}: {e}", p.display()),
+                Ok(config) => return Ok(Some(Found { path: p, config })),
+                Err(e) => anyhow::bail!("{}:{e}", p.display()),
             }
         }
     }
@@ -264,23 +261,214 @@ pub fn common_dir(cwd: &Path, paths: &[PathBuf]) -> PathBuf {
 // Lexical path normalisation lives with the walk, which needs it below this layer.
 pub use crate::walk::normalize;
 
-/// Parse a `timeoutlint.toml` document.
+/// A configuration document as written. Field order is the order `known keys:` lists them in;
+/// names and globs keep their place for the checks serde cannot make ([`Doc::check`]).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct Doc {
+    select: Option<Vec<Spanned<String>>>,
+    #[serde(default)]
+    extend_select: Vec<Spanned<String>>,
+    #[serde(default)]
+    ignore: Vec<Spanned<String>>,
+    #[serde(default)]
+    exclude: Vec<Spanned<String>>,
+    #[serde(default)]
+    per_file_ignores: BTreeMap<Spanned<String>, Vec<Spanned<String>>>,
+    lint_tests: Option<bool>,
+    #[serde(default)]
+    rules: BTreeMap<Spanned<String>, Spanned<String>>,
+    apis: Option<Apis>,
+}
+
+/// The ways to a `Cargo.toml`'s table, read from the whole manifest so that an error's line is
+/// the manifest's. The rest of the manifest is cargo's business (unknown keys are fine), and
+/// only the way taken is typed: to cargo, the other section's `metadata` may be any value.
+#[derive(Deserialize)]
+struct Package {
+    package: Section,
+}
+#[derive(Deserialize)]
+struct Workspace {
+    workspace: Section,
+}
+#[derive(Deserialize)]
+struct Section {
+    metadata: Metadata,
+}
+#[derive(Deserialize)]
+struct Metadata {
+    timeoutlint: Doc,
+}
+
+/// Parse a `timeoutlint.toml` document. An error starts with its `line:col: ` (with a space
+/// instead when the text has no place for it), so that `path:` before it reads either way.
 pub fn parse(text: &str) -> Result<FileConfig, String> {
-    let value: toml::Table =
-        toml::from_str(text).map_err(|e: toml::de::Error| e.to_string().trim_end().to_string())?;
-    from_table(&value, "")
+    typed::<Doc>(text, 0)?.check(text, "")
 }
 
 /// Parse a `Cargo.toml` and return its `[package.metadata.timeoutlint]` (preferred: it is
 /// nearer to the code) or `[workspace.metadata.timeoutlint]` table, if any.
 pub fn parse_cargo_toml(text: &str) -> Result<Option<FileConfig>, String> {
-    cargo_metadata_table(&parse_cargo_toml_syntax(text)?)
+    let section = cargo_section(text).map_err(|e| toml_error(text, &[], &e, 0))?;
+    section.map(|s| cargo_config(text, s)).transpose()
 }
 
-/// A `Cargo.toml` as a TOML table: the step whose failure is the manifest's problem, not the
-/// configuration's.
-fn parse_cargo_toml_syntax(text: &str) -> Result<toml::Table, String> {
-    toml::from_str(text).map_err(|e: toml::de::Error| e.to_string().trim_end().to_string())
+/// Which `Cargo.toml` table is the configuration, if any. Its error (the text is not TOML) is
+/// the manifest's problem, not the configuration's.
+fn cargo_section(text: &str) -> Result<Option<&'static str>, toml::de::Error> {
+    let manifest: toml::Table = toml::from_str(text)?;
+    let table = |s: &&str| manifest.get(*s)?.get("metadata")?.get("timeoutlint");
+    Ok(["package", "workspace"]
+        .into_iter()
+        .find(|s| table(s).is_some()))
+}
+
+fn cargo_config(text: &str, section: &str) -> Result<FileConfig, String> {
+    let doc = if section == "package" {
+        typed::<Package>(text, 3)?.package
+    } else {
+        typed::<Workspace>(text, 3)?.workspace
+    };
+    let prefix = format!("{section}.metadata.timeoutlint.");
+    doc.metadata.timeoutlint.check(text, &prefix)
+}
+
+/// `text` as `T`; `depth` keys lead to the configuration's table.
+fn typed<T: serde::de::DeserializeOwned>(text: &str, depth: usize) -> Result<T, String> {
+    serde_path_to_error::deserialize(toml::Deserializer::new(text)).map_err(|e| {
+        let path: Vec<String> = (e.path().iter())
+            .filter_map(|segment| match segment {
+                Segment::Seq { index } => Some(format!("[{index}]")),
+                // toml's wrapper that carries a value's place is no key of the user's.
+                Segment::Map { key } if key.starts_with("$__serde_spanned") => None,
+                Segment::Map { key } | Segment::Enum { variant: key } => Some(key.clone()),
+                Segment::Unknown => Some("?".into()),
+            })
+            .collect();
+        toml_error(text, &path, e.inner(), depth)
+    })
+}
+
+/// serde's error `e` at key `path`, worded for the key it is about and placed.
+fn toml_error(text: &str, path: &[String], e: &toml::de::Error, depth: usize) -> String {
+    let msg = e.message().trim();
+    let join = |keys: &[String]| keys.join(".").replace(".[", "[");
+    let unknown = (msg.strip_prefix("unknown field `")).and_then(|rest| rest.split_once('`'));
+    let message = match (path.get(depth).map(String::as_str), unknown) {
+        // Where the text stops being TOML, there is no key to blame.
+        _ if path.is_empty() => format!("not valid TOML: {}", msg.replace('\n', ", ")),
+        (None, _) => format!("`{}` must be a table", join(path)),
+        // serde's message is the only place that lists a struct's fields.
+        (_, Some((field, expected))) => {
+            let known: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+            let hint = suggest(field, known.iter().copied());
+            match path.len() - depth {
+                1 => format!(
+                    "unknown key `{}`{hint}; known keys: {}",
+                    join(path),
+                    known.join(", ")
+                ),
+                _ => format!("`{}`: {msg}{hint}", join(&path[..path.len() - 1])),
+            }
+        }
+        (Some("apis"), None) if path.len() > depth + 1 => format!("`{}`: {msg}", join(path)),
+        (Some(key), None) => {
+            let shape = match key {
+                "lint-tests" => "true or false",
+                "rules" => "a table of rule = \"level\"",
+                "per-file-ignores" => "a table of glob = [rules]",
+                "apis" => "a table in the rules/apis.toml schema",
+                _ => "an array of strings",
+            };
+            format!("`{}` must be {shape}", join(&path[..=depth]))
+        }
+    };
+    placed(text, e.span().map(|s| s.start), &message)
+}
+
+/// `line:col: message` (1-based; the column in characters) for the byte `at` of `text`.
+fn placed(text: &str, at: Option<usize>, message: &str) -> String {
+    let Some(at) = at else {
+        return format!(" {message}");
+    };
+    let p = SourceFile::new("", text).position(at);
+    format!("{}:{}: {message}", p.line, p.col)
+}
+
+impl Doc {
+    /// The checks serde cannot make (rule, group and level names, globs), each error at the key
+    /// or value it is about; the first in the text is reported. `prefix` leads to this table.
+    fn check(self, text: &str, prefix: &str) -> Result<FileConfig, String> {
+        let mut errors = Vec::new();
+        let select = self.select.as_deref().unwrap_or_default();
+        for (key, list) in [("select", select), ("extend-select", &self.extend_select)] {
+            errors.extend(unknown_rules(list, &format!("{prefix}{key}")));
+        }
+        errors.extend(unknown_rules(&self.ignore, &format!("{prefix}ignore")));
+        for (glob, list) in &self.per_file_ignores {
+            let at = format!("{prefix}per-file-ignores.\"{}\"", glob.as_ref());
+            errors.extend(unknown_rules(list, &at));
+        }
+        let globs = self.exclude.iter().map(|g| (g, "exclude"));
+        let keys = self
+            .per_file_ignores
+            .keys()
+            .map(|g| (g, "per-file-ignores"));
+        for (g, key) in globs.chain(keys) {
+            if let Err(e) = Glob::new(g.as_ref()) {
+                let e = format!("`{prefix}{key}`: invalid glob `{}`: {e}", g.as_ref());
+                errors.push((g.span().start, e));
+            }
+        }
+        let mut levels = Vec::new();
+        for (name, level) in &self.rules {
+            let at = format!("{prefix}rules.{}", name.as_ref());
+            let e = check_rule_name(name.as_ref(), &at, false).err();
+            errors.extend(e.map(|e| (name.span().start, e)));
+            match parse_level(level.as_ref(), &at) {
+                Ok(l) => levels.push((name.as_ref().clone(), l)),
+                Err(e) => errors.push((level.span().start, e)),
+            }
+        }
+        if let Some((at, e)) = errors.into_iter().min_by_key(|(at, _)| *at) {
+            return Err(placed(text, Some(at), &e));
+        }
+        let strings = |v: Vec<Spanned<String>>| v.into_iter().map(Spanned::into_inner).collect();
+        Ok(FileConfig {
+            select: self.select.map(strings),
+            extend_select: strings(self.extend_select),
+            ignore: strings(self.ignore),
+            exclude: strings(self.exclude),
+            per_file_ignores: (self.per_file_ignores.into_iter())
+                .map(|(g, names)| (g.into_inner(), strings(names)))
+                .collect(),
+            levels,
+            lint_tests: self.lint_tests,
+            apis_text: (self.apis.as_ref()).map_or(Vec::new(), |_| apis_text(text, prefix)),
+            apis: self.apis,
+        })
+    }
+}
+
+/// The names in `list` that are neither rules nor groups, each at its place.
+fn unknown_rules<'a>(list: &'a [Spanned<String>], at: &'a str) -> Vec<(usize, String)> {
+    let unknown = |n: &Spanned<String>| check_rule_name(n.as_ref(), at, true).err();
+    (list.iter())
+        .filter_map(|n| Some((n.span().start, unknown(n)?)))
+        .collect()
+}
+
+/// `[apis]` as written, as `key.sub = value` lines: read again untyped, so a section added to
+/// `Apis` shows without a change here.
+fn apis_text(text: &str, prefix: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let value: Option<toml::Value> = toml::from_str(text).ok();
+    let keys = prefix.split_terminator('.').chain(["apis"]);
+    if let Some(apis) = keys.fold(value.as_ref(), |v, k| v?.get(k)) {
+        flatten(apis, "apis", &mut out);
+    }
+    out
 }
 
 /// A multi-line TOML error (place, excerpt, message) as one line: place and message.
@@ -291,126 +479,6 @@ fn one_line(e: &str) -> String {
         Some(last) => format!("{first}: {last}"),
         None => first.to_string(),
     }
-}
-
-/// The `timeoutlint` metadata table of a parsed `Cargo.toml`, if any.
-fn cargo_metadata_table(value: &toml::Table) -> Result<Option<FileConfig>, String> {
-    for section in ["package", "workspace"] {
-        let table = value
-            .get(section)
-            .and_then(|v| v.get("metadata"))
-            .and_then(|v| v.get("timeoutlint"));
-        if let Some(t) = table {
-            let prefix = format!("{section}.metadata.timeoutlint.");
-            let t = t
-                .as_table()
-                .ok_or_else(|| format!("`{}` must be a table", prefix.trim_end_matches('.')))?;
-            return from_table(t, &prefix).map(Some);
-        }
-    }
-    Ok(None)
-}
-
-fn from_table(t: &toml::Table, prefix: &str) -> Result<FileConfig, String> {
-    let mut c = FileConfig::default();
-    for (key, value) in t {
-        let at = format!("{prefix}{key}");
-        match key.as_str() {
-            "select" => c.select = Some(rule_list(value, &at)?),
-            "extend-select" => c.extend_select = rule_list(value, &at)?,
-            "ignore" => c.ignore = rule_list(value, &at)?,
-            "exclude" => {
-                c.exclude = strings(value, &at)?;
-                for g in &c.exclude {
-                    Glob::new(g).map_err(|e| format!("`{at}`: invalid glob `{g}`: {e}"))?;
-                }
-            }
-            "per-file-ignores" => {
-                let table = value
-                    .as_table()
-                    .ok_or_else(|| format!("`{at}` must be a table of glob = [rules]"))?;
-                for (glob, rules) in table {
-                    Glob::new(glob).map_err(|e| format!("`{at}`: invalid glob `{glob}`: {e}"))?;
-                    let rules = rule_list(rules, &format!("{at}.\"{glob}\""))?;
-                    c.per_file_ignores.push((glob.clone(), rules));
-                }
-            }
-            "lint-tests" => {
-                c.lint_tests = Some(
-                    value
-                        .as_bool()
-                        .ok_or_else(|| format!("`{at}` must be true or false"))?,
-                );
-            }
-            "rules" => {
-                let table = value
-                    .as_table()
-                    .ok_or_else(|| format!("`{at}` must be a table of rule = \"level\""))?;
-                for (name, level) in table {
-                    check_rule_name(name, &format!("{at}.{name}"), false)?;
-                    let level = parse_level(level, &format!("{at}.{name}"))?;
-                    c.levels.push((name.clone(), level));
-                }
-            }
-            "apis" => {
-                c.apis = Some(apis_table(value, &at)?);
-                flatten(value, "apis", &mut c.apis_text);
-            }
-            _ => {
-                return Err(format!(
-                    "unknown key `{at}`{}; known keys: {}",
-                    suggest(key, TOP_KEYS.iter().copied()),
-                    TOP_KEYS.join(", ")
-                ))
-            }
-        }
-    }
-    Ok(c)
-}
-
-/// `[apis]` in the `rules/apis.toml` schema; each section is read on its own so an error names
-/// the section (`apis.sleeps`), which serde's message alone does not.
-fn apis_table(value: &toml::Value, at: &str) -> Result<Apis, String> {
-    let table = value
-        .as_table()
-        .ok_or_else(|| format!("`{at}` must be a table in the rules/apis.toml schema"))?;
-    for (key, section) in table {
-        let mut one = toml::Table::new();
-        one.insert(key.clone(), section.clone());
-        let place = if Apis::parse(&format!("{key} = {{}}")).is_ok() {
-            format!("{at}.{key}")
-        } else {
-            at.to_string()
-        };
-        toml::Value::Table(one)
-            .try_into::<Apis>()
-            .map_err(|e| format!("`{place}`: {}", with_suggestion(&e)))?;
-    }
-    value
-        .clone()
-        .try_into()
-        .map_err(|e: toml::de::Error| format!("`{at}`: {}", with_suggestion(&e)))
-}
-
-fn strings(value: &toml::Value, at: &str) -> Result<Vec<String>, String> {
-    let arr = value
-        .as_array()
-        .ok_or_else(|| format!("`{at}` must be an array of strings"))?;
-    arr.iter()
-        .map(|v| {
-            v.as_str()
-                .map(str::to_string)
-                .ok_or_else(|| format!("`{at}` must be an array of strings"))
-        })
-        .collect()
-}
-
-fn rule_list(value: &toml::Value, at: &str) -> Result<Vec<String>, String> {
-    let names = strings(value, at)?;
-    for n in &names {
-        check_rule_name(n, at, true)?;
-    }
-    Ok(names)
 }
 
 /// Is `name` a rule (or, when `groups`, a group)? The error names the place and a suggestion.
@@ -428,11 +496,8 @@ pub fn check_rule_name(name: &str, at: &str, groups: bool) -> Result<(), String>
     ))
 }
 
-fn parse_level(value: &toml::Value, at: &str) -> Result<Level, String> {
+fn parse_level(s: &str, at: &str) -> Result<Level, String> {
     const LEVELS: &[&str] = &["error", "warning", "note", "off"];
-    let s = value
-        .as_str()
-        .ok_or_else(|| format!("`{at}` must be one of {}", LEVELS.join(", ")))?;
     Ok(match s {
         "error" => Level::On(Severity::Error),
         "warning" => Level::On(Severity::Warning),
@@ -456,19 +521,6 @@ pub fn suggest<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> Str
         .min()
         .filter(|(d, _)| *d <= 3.max(word.len() / 3))
         .map_or(String::new(), |(_, c)| format!(" (did you mean `{c}`?)"))
-}
-
-/// serde's "unknown field `x`, expected one of `a`, `b`" gains a did-you-mean.
-fn with_suggestion(e: &toml::de::Error) -> String {
-    let msg = e.message().trim().to_string();
-    let Some(rest) = msg.strip_prefix("unknown field `") else {
-        return msg;
-    };
-    let Some((field, expected)) = rest.split_once('`') else {
-        return msg;
-    };
-    let candidates: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
-    format!("{msg}{}", suggest(field, candidates.into_iter()))
 }
 
 /// Layer the defaults, the config file and the command line (in that order; a layer's `select`
@@ -803,14 +855,15 @@ mod tests {
             check("[rules]\nsuppression-without-reason = \"error\"", &none)
                 .contains("suppression-without-reason")
         );
-        insta::assert_snapshot!(check("selct = []", &none), @"error: unknown key `selct` (did you mean `select`?); known keys: select, extend-select, ignore, exclude, per-file-ignores, lint-tests, rules, apis");
-        insta::assert_snapshot!(check("ignore = [\"unbounded-retyr\"]", &none), @"error: unknown rule `unbounded-retyr` in `ignore` (did you mean `unbounded-retry`?); `timeoutlint rules` lists them");
-        insta::assert_snapshot!(check("[rules]\nunbounded-retry = \"eror\"", &none), @"error: unknown level `eror` in `rules.unbounded-retry` (did you mean `error`?); use one of error, warning, note, off");
+        insta::assert_snapshot!(check("selct = []", &none), @"error: 1:1: unknown key `selct` (did you mean `select`?); known keys: select, extend-select, ignore, exclude, per-file-ignores, lint-tests, rules, apis");
+        insta::assert_snapshot!(check("ignore = [\"unbounded-retyr\"]", &none), @"error: 1:11: unknown rule `unbounded-retyr` in `ignore` (did you mean `unbounded-retry`?); `timeoutlint rules` lists them");
+        insta::assert_snapshot!(check("[rules]\nunbounded-retry = \"eror\"", &none), @"error: 2:19: unknown level `eror` in `rules.unbounded-retry` (did you mean `error`?); use one of error, warning, note, off");
         // The list of expected fields grows with apis.toml; the message's shape is what matters.
         let typo = check("[apis.retry]\ncals = []", &none);
         assert!(
-            typo.starts_with("error: `apis.retry`: unknown field `cals`, expected one of `calls`")
-                && typo.ends_with("(did you mean `calls`?)"),
+            typo.starts_with(
+                "error: 2:1: `apis.retry`: unknown field `cals`, expected one of `calls`"
+            ) && typo.ends_with("(did you mean `calls`?)"),
             "{typo}"
         );
         insta::assert_snapshot!(check("", &sel("pedantc")), @"error: unknown rule `pedantc` in `--select` (did you mean `pedantic`?); `timeoutlint rules` lists them");
@@ -824,6 +877,76 @@ mod tests {
         assert!(parse_cargo_toml("[package]\nname='a'\n").unwrap().is_none());
         let e = parse_cargo_toml("[workspace.metadata.timeoutlint]\nexlude=[]\n").unwrap_err();
         assert!(e.contains("`workspace.metadata.timeoutlint.exlude` (did you mean `exclude`?)"));
+    }
+
+    /// Every kind of error names the line and column (in characters) of the key it is about
+    /// (an unknown key, a `[rules]` name, a `per-file-ignores` glob) or else of the value; each
+    /// case puts it on line 3 and at a column of its own.
+    #[test]
+    fn errors_carry_the_line_and_column_of_what_is_wrong() {
+        let doc = |text: &str| parse(text).err();
+        let cargo = |text: &str| parse_cargo_toml(text).err();
+        let cases = [
+            doc("select = []\n\nexlude = []\n"),
+            doc("# c\n\nselect = \"all\"\n"),
+            doc("\n\nignore = [\"unbounded-retry\", 3]\n"),
+            doc("\n\nextend-select = [\"pedantic\", \"unbounded-retyr\"]\n"),
+            doc("\n\nignore = [\"é\", 3]\n"),
+            doc("\n\nlint-tests = \"yes\"\n"),
+            doc("[rules]\nunbounded-retry = \"off\"\n  unbounded-retyr = \"error\"\n"),
+            doc("[rules]\n\nunbounded-retry = \"eror\"\n"),
+            doc("[rules]\n\nunbounded-retry = 2\n"),
+            doc("[per-file-ignores]\n\"ok/**\" = []\n\"a/{b\" = [\"all\"]\n"),
+            doc("[per-file-ignores]\n\n\"t/**\" = [\"unbounded-retyr\"]\n"),
+            doc("exclude = [\n  \"ok\",\n  \"a/{b\",\n]\n"),
+            doc("[apis.sleeps]\n\nasink = []\n"),
+            doc("[apis.sleeps]\n\nasync = [1]\n"),
+            doc("[apis.retry]\n\ncalls = [{ strategy = 0 }]\n"),
+            doc("select = []\n\n[rules\n"),
+            cargo("[package]\nname = 'a'\n[package.metadata.timeoutlint]\nselect = []\n  selct = []\n"),
+            cargo("[workspace]\n[workspace.metadata.timeoutlint.rules]\nunbounded-retry = 'eror'\n"),
+            cargo("[package]\nname = 'a'\nmetadata.timeoutlint = 5\n"),
+        ];
+        let shown: Vec<String> = cases.into_iter().map(Option::unwrap_or_default).collect();
+        insta::assert_snapshot!(shown.join("\n"), @r#"
+3:1: unknown key `exlude` (did you mean `exclude`?); known keys: select, extend-select, ignore, exclude, per-file-ignores, lint-tests, rules, apis
+3:10: `select` must be an array of strings
+3:30: `ignore` must be an array of strings
+3:30: unknown rule `unbounded-retyr` in `extend-select` (did you mean `unbounded-retry`?); `timeoutlint rules` lists them
+3:16: `ignore` must be an array of strings
+3:14: `lint-tests` must be true or false
+3:3: unknown rule `unbounded-retyr` in `rules.unbounded-retyr` (did you mean `unbounded-retry`?); `timeoutlint rules` lists them
+3:19: unknown level `eror` in `rules.unbounded-retry` (did you mean `error`?); use one of error, warning, note, off
+3:19: `rules` must be a table of rule = "level"
+3:1: `per-file-ignores`: invalid glob `a/{b`: error parsing glob 'a/{b': unclosed alternate group; missing '}' (maybe escape '{' with '[{]'?)
+3:11: unknown rule `unbounded-retyr` in `per-file-ignores."t/**"` (did you mean `unbounded-retry`?); `timeoutlint rules` lists them
+3:3: `exclude`: invalid glob `a/{b`: error parsing glob 'a/{b': unclosed alternate group; missing '}' (maybe escape '{' with '[{]'?)
+3:1: `apis.sleeps`: unknown field `asink`, expected `async` or `blocking` (did you mean `async`?)
+3:10: `apis.sleeps.async[0]`: invalid type: integer `1`, expected a string
+3:10: `apis.retry.calls[0]`: missing field `path`
+3:7: not valid TOML: invalid table header, expected `.`, `]`
+5:3: unknown key `package.metadata.timeoutlint.selct` (did you mean `select`?); known keys: select, extend-select, ignore, exclude, per-file-ignores, lint-tests, rules, apis
+3:19: unknown level `eror` in `workspace.metadata.timeoutlint.rules.unbounded-retry` (did you mean `error`?); use one of error, warning, note, off
+3:24: `package.metadata.timeoutlint` must be a table
+"#);
+    }
+
+    /// Input that is hostile rather than mistaken is an error too, never a panic or a stack
+    /// overflow.
+    #[test]
+    fn hostile_input_is_an_error() {
+        let deep = format!("select = {}{}", "[".repeat(100_000), "]".repeat(100_000));
+        let e = parse(&deep).unwrap_err();
+        assert!(e.contains("not valid TOML"), "{e}");
+        let cargo = format!(
+            "[package.metadata.timeoutlint]\nselect = {}",
+            "[".repeat(100_000)
+        );
+        assert!(parse_cargo_toml(&cargo).is_err());
+        let huge = format!("ignore = [{}]", "\"unbounded-retry\",".repeat(50_000));
+        assert_eq!(parse(&huge).unwrap().ignore.len(), 50_000);
+        let e = parse(&format!("{}x = 1", "\n".repeat(100_000))).unwrap_err();
+        assert!(e.starts_with("100001:1: unknown key `x`"), "{e}");
     }
 
     #[test]

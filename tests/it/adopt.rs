@@ -147,15 +147,15 @@ fn config_errors_say_where_and_suggest() {
     }
     insta::assert_snapshot!(out, @r#"
 exit 2
-error: [DIR]/timeoutlint.toml: unknown key `exlude` (did you mean `exclude`?); known keys: select, extend-select, ignore, exclude, per-file-ignores, lint-tests, rules, apis
+error: [DIR]/timeoutlint.toml:1:1: unknown key `exlude` (did you mean `exclude`?); known keys: select, extend-select, ignore, exclude, per-file-ignores, lint-tests, rules, apis
 exit 2
-error: [DIR]/timeoutlint.toml: unknown rule `unbounded-retyr` in `rules.unbounded-retyr` (did you mean `unbounded-retry`?); `timeoutlint rules` lists them
+error: [DIR]/timeoutlint.toml:2:1: unknown rule `unbounded-retyr` in `rules.unbounded-retyr` (did you mean `unbounded-retry`?); `timeoutlint rules` lists them
 exit 2
-error: [DIR]/timeoutlint.toml: unknown level `warn` in `rules.unbounded-retry` (did you mean `warning`?); use one of error, warning, note, off
+error: [DIR]/timeoutlint.toml:2:19: unknown level `warn` in `rules.unbounded-retry` (did you mean `warning`?); use one of error, warning, note, off
 exit 2
-error: [DIR]/timeoutlint.toml: `apis.sleeps`: unknown field `asink`, expected `async` or `blocking` (did you mean `async`?)
+error: [DIR]/timeoutlint.toml:2:1: `apis.sleeps`: unknown field `asink`, expected `async` or `blocking` (did you mean `async`?)
 exit 2
-error: [DIR]/timeoutlint.toml: `select` must be an array of strings
+error: [DIR]/timeoutlint.toml:1:10: `select` must be an array of strings
 "#);
 }
 

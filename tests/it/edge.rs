@@ -217,7 +217,34 @@ fn a_broken_manifest_in_a_parent_is_a_warning() {
     .unwrap();
     let o = run(&krate, &["--format", "concise"]);
     assert_eq!(o.status.code(), Some(2), "{}", show(&o));
-    assert!(show(&o).contains("unknown key `package.metadata.timeoutlint.selct`"));
+    // The place is the manifest's line, not the table's.
+    assert!(show(&o).contains("Cargo.toml:4:1: unknown key `package.metadata.timeoutlint.selct`"));
+}
+
+/// A configuration that is not UTF-8, or nests arrays past any sensible depth, is an error
+/// (exit 2) that says what and where, never a crash.
+#[test]
+fn a_hostile_configuration_is_an_error_not_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("bug.rs"), BUGGY).unwrap();
+    std::fs::write(d.join("timeoutlint.toml"), b"select = [\"\xff\"]\n").unwrap();
+    let o = run(d, &["--format", "concise"]);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(
+        show(&o).contains("timeoutlint.toml: not UTF-8"),
+        "{}",
+        show(&o)
+    );
+    let deep = format!("select = {}{}\n", "[".repeat(100_000), "]".repeat(100_000));
+    std::fs::write(d.join("timeoutlint.toml"), deep).unwrap();
+    let o = run(d, &["--format", "concise"]);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(
+        show(&o).contains("timeoutlint.toml:1:") && show(&o).contains("not valid TOML"),
+        "{}",
+        show(&o)
+    );
 }
 
 /// A FIFO or a link to `/dev/zero` named on the command line is a per-file error (exit 2),
