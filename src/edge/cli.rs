@@ -42,7 +42,7 @@ pub struct Args {
     /// e.g. `--output sarif=results.sarif --output github`.
     #[arg(long, value_name = "FORMAT[=PATH]", value_parser = parse_output)]
     output: Vec<OutputSpec>,
-    /// When to colour human output.
+    /// When to colour human output (`auto` follows NO_COLOR, CLICOLOR_FORCE, CLICOLOR and TERM).
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
     /// Glob of paths to skip (repeatable), matched like a .gitignore line.
@@ -862,9 +862,7 @@ fn write_outputs(args: &Args, report: &Report, stdout: &mut impl Write) -> anyho
             && match args.color {
                 Color::Always => true,
                 Color::Never => false,
-                Color::Auto => {
-                    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
-                }
+                Color::Auto => auto_color(std::io::stdout().is_terminal()),
             };
         let text = match o.format {
             Format::Human if args.quiet => emit::human::render_findings(report, color),
@@ -999,4 +997,23 @@ fn parse_output(s: &str) -> Result<OutputSpec, String> {
         )
     })?;
     Ok(OutputSpec { format, path })
+}
+
+/// `--color auto`, decided as cargo and clap decide it (anstyle-query reads the variables):
+/// `NO_COLOR` wins, then `CLICOLOR_FORCE`, then `CLICOLOR=0`; otherwise colour only at a
+/// terminal that can show it (not `TERM=dumb`), or in CI, whose logs render it.
+fn auto_color(is_terminal: bool) -> bool {
+    if anstyle_query::no_color() {
+        return false;
+    }
+    if anstyle_query::clicolor_force() {
+        return true;
+    }
+    if anstyle_query::clicolor() == Some(false) {
+        return false;
+    }
+    is_terminal
+        && (anstyle_query::term_supports_color()
+            || anstyle_query::clicolor() == Some(true)
+            || anstyle_query::is_ci())
 }

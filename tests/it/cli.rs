@@ -797,3 +797,33 @@ fn watch_refuses_fix_diff_and_stdin() {
         assert!(err.contains("--watch"), "{args:?}: {err}");
     }
 }
+
+/// `--color auto` follows the variables cargo and clap follow: `CLICOLOR_FORCE` colours a
+/// pipe (CI logs that render ANSI), `NO_COLOR` wins over it, and a pipe alone is plain.
+#[test]
+fn color_auto_follows_clicolor_and_no_color() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bug.rs"), BUGGY).unwrap();
+    let with = |vars: &[(&str, &str)]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_timeoutlint"));
+        c.current_dir(dir.path());
+        for v in ["NO_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "TERM", "CI"] {
+            c.env_remove(v);
+        }
+        c.envs(vars.iter().copied());
+        stdout(&c.output().unwrap()).contains('\u{1b}')
+    };
+    assert!(!with(&[]), "a pipe gets no colour");
+    assert!(
+        with(&[("CLICOLOR_FORCE", "1")]),
+        "CLICOLOR_FORCE colours a pipe"
+    );
+    assert!(
+        !with(&[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]),
+        "NO_COLOR wins over CLICOLOR_FORCE"
+    );
+    assert!(
+        !with(&[("CLICOLOR_FORCE", "")]),
+        "an empty CLICOLOR_FORCE forces nothing"
+    );
+}
