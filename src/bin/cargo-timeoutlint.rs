@@ -2,9 +2,9 @@
 //!
 //! cargo runs `cargo-timeoutlint timeoutlint ARGS..`. This binary takes cargo's package
 //! selection (`--workspace` / `--all`, `-p` / `--package NAME`, `--manifest-path PATH`), asks
-//! `cargo metadata --format-version 1 --no-deps` where those packages live, and runs the linter
-//! on their directories with every other argument passed through (a nested member that is not
-//! selected is excluded). Without a selection it does what cargo does: the package of the
+//! `cargo metadata --no-deps` (through `cargo_metadata`) where those packages live, and runs
+//! the linter on their directories with every other argument passed through (a nested member
+//! that is not selected is excluded). Without a selection it does what cargo does: the package of the
 //! current directory, or every member in a virtual workspace's root. Part of the IO edge (a
 //! subprocess); deliberately absent: paths as arguments (use `timeoutlint PATH`) and cargo's
 //! `--exclude` (ours is a glob).
@@ -67,13 +67,9 @@ fn main() -> ExitCode {
             Err(e) => return fail(&format!("--manifest-path {}: {e}", m.display())),
         }
     }
-    let json = match cargo_metadata(selection.manifest_path.as_deref()) {
-        Ok(j) => j,
-        Err(e) => return fail(&e),
-    };
-    let packages = match parse_metadata(&json) {
+    let packages = match workspace_packages(selection.manifest_path.as_deref()) {
         Ok(p) => p,
-        Err(e) => return fail(&format!("cannot read `cargo metadata` output: {e}")),
+        Err(e) => return fail(&e),
     };
     let here = selection
         .manifest_path
@@ -138,7 +134,9 @@ fn fail(message: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
-/// Cargo's selection flags out, everything else (in order) for the linter.
+/// Cargo's selection flags out, everything else (in order) for the linter. By hand, not
+/// `clap-cargo`: that needs the whole command line declared to clap, and the rest must reach
+/// the linter untouched, to be parsed (and its errors worded) by the linter's own clap.
 fn split_args(args: &[OsString]) -> Result<(Selection, Vec<OsString>), String> {
     let mut sel = Selection::default();
     let mut rest = Vec::new();
@@ -170,50 +168,33 @@ fn split_args(args: &[OsString]) -> Result<(Selection, Vec<OsString>), String> {
     Ok((sel, rest))
 }
 
-fn cargo_metadata(manifest: Option<&Path>) -> Result<String, String> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut cmd = Command::new(cargo);
-    cmd.args(["metadata", "--format-version", "1", "--no-deps"]);
+/// The packages of `cargo metadata --no-deps` (run by the `cargo` that ran us, `$CARGO`):
+/// name, directory, workspace membership. Typed by `cargo_metadata`, so a field cargo renames
+/// fails here, not as a silent empty selection.
+fn workspace_packages(manifest: Option<&Path>) -> Result<Vec<Package>, String> {
+    let mut cmd = cargo_metadata::MetadataCommand::new();
+    cmd.no_deps();
     if let Some(m) = manifest {
-        cmd.arg("--manifest-path").arg(m);
+        cmd.manifest_path(m);
     }
-    let out = cmd
-        .output()
-        .map_err(|e| format!("cannot run `cargo metadata`: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "`cargo metadata` failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
-    String::from_utf8(out.stdout).map_err(|_| "`cargo metadata` printed non-UTF-8".into())
-}
-
-/// The packages of `cargo metadata --no-deps` output: name, directory, workspace membership.
-fn parse_metadata(json: &str) -> Result<Vec<Package>, String> {
-    let v: serde_json::Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
-    let members: Vec<&str> = v["workspace_members"]
-        .as_array()
-        .ok_or("no `workspace_members`")?
+    let meta = cmd.exec().map_err(|e| match e {
+        cargo_metadata::Error::CargoMetadata { stderr } => {
+            format!("`cargo metadata` failed: {}", stderr.trim())
+        }
+        e => format!("cannot read `cargo metadata`: {e}"),
+    })?;
+    Ok(meta
+        .packages
         .iter()
-        .filter_map(serde_json::Value::as_str)
-        .collect();
-    let mut out = Vec::new();
-    for p in v["packages"].as_array().ok_or("no `packages`")? {
-        let name = p["name"].as_str().ok_or("a package without `name`")?;
-        let manifest = p["manifest_path"]
-            .as_str()
-            .ok_or("a package without `manifest_path`")?;
-        let id = p["id"].as_str().unwrap_or("");
-        out.push(Package {
-            name: name.to_string(),
-            dir: Path::new(manifest)
+        .map(|p| Package {
+            name: p.name.clone(),
+            dir: p
+                .manifest_path
                 .parent()
-                .map_or_else(PathBuf::new, Path::to_path_buf),
-            member: members.contains(&id),
-        });
-    }
-    Ok(out)
+                .map_or_else(PathBuf::new, |d| d.as_std_path().to_path_buf()),
+            member: meta.workspace_members.contains(&p.id),
+        })
+        .collect())
 }
 
 /// The directories to lint and the exclude globs for nested members that are not selected.

@@ -42,7 +42,7 @@ pub struct Args {
     /// e.g. `--output sarif=results.sarif --output github`.
     #[arg(long, value_name = "FORMAT[=PATH]", value_parser = parse_output)]
     output: Vec<OutputSpec>,
-    /// When to colour human output (`auto` follows NO_COLOR, CLICOLOR_FORCE, CLICOLOR and TERM).
+    /// When to colour human output (`auto`: the terminal and the colour variables cargo reads).
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
     /// Glob of paths to skip (repeatable), matched like a .gitignore line.
