@@ -751,7 +751,7 @@ fn spawn_progress() -> (Arc<AtomicBool>, std::thread::JoinHandle<()>) {
                 continue;
             }
             if now.1 == 0 {
-                eprint!("\rtimeoutlint: finding files");
+                eprint!("\r\x1b[2Ktimeoutlint: finding files");
             } else {
                 eprint!("\r\x1b[2Ktimeoutlint: {}/{} files", now.0, now.1);
             }
