@@ -593,6 +593,14 @@ impl Collector<'_> {
             // that leaves only once the value it reads has changed.
             return None;
         }
+        let label_name = label.map(|l| l.name.ident.to_string());
+        let flow = super::rounds::flow(body, label_name.as_deref(), &scan.incremented, self.apis);
+        if flow.only_after_success {
+            // No failure goes round: every way back to the top follows a success (a heartbeat
+            // that pings again after a pong and stops on the first error). What RULES.md calls
+            // a retry goes round on a failure path.
+            return None;
+        }
         let mut bounded_by_comparison = false;
         let uncapped = cap == Cap::None;
         // The optional cap that an unset option switches off, and whether anything else bounds.
@@ -653,10 +661,7 @@ impl Collector<'_> {
                 .last()
                 .is_some_and(|&f| self.facts.functions[f].polls);
         let ungated_round = (endless && calls_out && !scan.next_item && !polls)
-            .then(|| {
-                let label = label.map(|l| l.name.ident.to_string());
-                super::rounds::ungated_round(body, label.as_deref(), &scan.incremented, self.apis)
-            })
+            .then_some(flow.ungated)
             .flatten()
             .map(|r| super::UngatedRound {
                 at: self.span(r.at),

@@ -19,6 +19,8 @@ pub mod requests;
 pub mod words;
 
 mod collect;
+#[cfg(test)]
+mod harness;
 pub(crate) mod jitter;
 mod nested;
 mod optional_cap;

@@ -16,6 +16,11 @@
 //! What cannot be seen (a `?` on a call of the crate's own give-up helper) is taken for a gate
 //! when its name or arguments speak of attempts: a guess that keeps a finding away, never one
 //! that makes it.
+//!
+//! The same walk tells whether any way round follows a failure at all. A path is a known success
+//! from an explicit success test (`Ok(_)` arm, `if r.is_ok()`) until the next decision the words
+//! do not classify; a loop whose every way round is a known success repeats work that went well
+//! (a heartbeat's next ping) and is no retry site ([`Flow::only_after_success`]).
 
 use std::collections::BTreeSet;
 
@@ -87,15 +92,14 @@ const STRATEGY_STATE_WORDS: &[&str] = &[
 /// Exit macros (they end the path the way `return` does).
 const EXIT_MACROS: &[&str] = super::collect::EXIT_MACROS;
 
-/// The first way round in `body` (of a loop labelled `label`) that no gate stands on: the
-/// `continue`, or the body's closing brace for the fall-through. `counters` are the words of
-/// what the body increments.
-pub(super) fn ungated_round(
+/// The ways round of `body` (of a loop labelled `label`): the first that no gate stands on, and
+/// whether any is taken after a failure. `counters` are the words of what the body increments.
+pub(super) fn flow(
     body: &Block,
     label: Option<&str>,
     counters: &BTreeSet<String>,
     apis: &Apis,
-) -> Option<Round> {
+) -> Flow {
     let mut gates = Gates {
         counters: counters.clone(),
         flags: BTreeSet::new(),
@@ -116,16 +120,29 @@ pub(super) fn ungated_round(
         inner: Vec::new(),
         depth: 0,
         ungated: None,
+        rounds: St::GONE,
         saw_gate: false,
     };
     let end = w.block(body, St::START, false);
-    if w.ungated.is_none() && end.unbounded() {
-        w.ungated = Some(body.brace_token.span.close());
+    w.round(body.brace_token.span.close(), end);
+    Flow {
+        ungated: w.ungated.map(|at| Round {
+            at,
+            gated_elsewhere: w.saw_gate,
+        }),
+        only_after_success: w.rounds.reach() && !w.rounds.maybe_failed(),
     }
-    w.ungated.map(|at| Round {
-        at,
-        gated_elsewhere: w.saw_gate,
-    })
+}
+
+/// What the ways round of a loop body tell about the loop.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Flow {
+    /// The first way round that no gate stands on.
+    pub ungated: Option<Round>,
+    /// Every way round is taken after an explicit success test, none after a failure or an
+    /// unclassified decision: the loop repeats work that went well (a heartbeat's next ping,
+    /// the next message), so it is no retry site, whatever else it does on failure.
+    pub only_after_success: bool,
 }
 
 /// A way round that no gate stands on.
@@ -398,33 +415,52 @@ impl<'ast> Visit<'ast> for FlagScan<'_, '_> {
     }
 }
 
-/// The paths that reach a point, as the set of (gated, failed) kinds among them: a point is
+/// What the paths that reach a point know of the attempt: nothing yet, that it failed, or that
+/// an explicit success test passed and nothing has been decided since.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Known {
+    Nothing,
+    Failed,
+    Succeeded,
+}
+
+/// The paths that reach a point, as the set of (gated, known) kinds among them: a point is
 /// reached by an unbounded retry when one of its paths has failed and passed no gate, whatever
-/// the other paths did (so joining two branches is a union, not an average).
+/// the other paths did (so joining two branches is a union, not an average). A way round that
+/// only known successes reach is the next piece of work, not a retry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct St(u8);
 
 impl St {
-    /// The loop's top: one path, neither gated nor failed.
-    const START: St = St(1 << Self::idx(false, false));
+    /// The loop's top: one path, neither gated nor decided.
+    const START: St = St(1 << Self::idx(false, Known::Nothing));
     /// No path gets here.
     const GONE: St = St(0);
+    const KNOWN: [Known; 3] = [Known::Nothing, Known::Failed, Known::Succeeded];
 
-    const fn idx(gated: bool, failed: bool) -> u8 {
-        (gated as u8) | ((failed as u8) << 1)
+    const fn idx(gated: bool, known: Known) -> u8 {
+        (gated as u8) | ((known as u8) << 1)
     }
 
-    fn map(self, f: impl Fn(bool, bool) -> (bool, bool)) -> St {
+    fn map(self, f: impl Fn(bool, Known) -> (bool, Known)) -> St {
         let mut out = 0;
         for gated in [false, true] {
-            for failed in [false, true] {
-                if self.0 & (1 << Self::idx(gated, failed)) != 0 {
-                    let (g, fl) = f(gated, failed);
-                    out |= 1 << Self::idx(g, fl);
+            for known in Self::KNOWN {
+                if self.0 & (1 << Self::idx(gated, known)) != 0 {
+                    let (g, k) = f(gated, known);
+                    out |= 1 << Self::idx(g, k);
                 }
             }
         }
         St(out)
+    }
+
+    fn any(self, f: impl Fn(bool, Known) -> bool) -> bool {
+        [false, true].into_iter().any(|gated| {
+            Self::KNOWN
+                .into_iter()
+                .any(|k| self.0 & (1 << Self::idx(gated, k)) != 0 && f(gated, k))
+        })
     }
 
     fn reach(self) -> bool {
@@ -433,20 +469,51 @@ impl St {
 
     /// Some path has failed and no gate stands on it.
     fn unbounded(self) -> bool {
-        self.0 & (1 << Self::idx(false, true)) != 0
+        self.any(|gated, known| !gated && known == Known::Failed)
+    }
+
+    /// Some path is not a known success: it may have failed.
+    fn maybe_failed(self) -> bool {
+        self.any(|_, known| known != Known::Succeeded)
     }
 
     fn gate(self, g: bool) -> St {
-        self.map(|gated, failed| (gated || g, failed))
+        self.map(|gated, known| (gated || g, known))
     }
 
     /// The paths' last attempt succeeded after all.
     fn recover(self) -> St {
-        self.map(|gated, _| (gated, false))
+        self.map(|gated, _| (gated, Known::Succeeded))
     }
 
     fn fail(self, f: bool) -> St {
-        self.map(|gated, failed| (gated, failed || f))
+        self.map(|gated, known| (gated, if f { Known::Failed } else { known }))
+    }
+
+    /// A success test passed (when `s`); a path that failed before stays failed: the test is of
+    /// some later step (`Err(e) => match notify(e) { Ok(_) => .. }`).
+    fn succeed(self, s: bool) -> St {
+        self.map(|gated, known| {
+            let k = if s && known == Known::Nothing {
+                Known::Succeeded
+            } else {
+                known
+            };
+            (gated, k)
+        })
+    }
+
+    /// A decision the words do not classify: past it, a success is no longer known (it may be
+    /// the test of a status or a field that makes the attempt a failure after all).
+    fn undecide(self) -> St {
+        self.map(|gated, known| {
+            let k = if known == Known::Succeeded {
+                Known::Nothing
+            } else {
+                known
+            };
+            (gated, k)
+        })
     }
 
     /// Where branches meet.
@@ -463,6 +530,8 @@ struct Walk<'g, 'a> {
     /// Depth of loops inside the body.
     depth: usize,
     ungated: Option<Span>,
+    /// Every path that reaches a way round, joined.
+    rounds: St,
     /// A gate stands on some path (so the unbounded round is one the check does not cover).
     saw_gate: bool,
 }
@@ -547,6 +616,7 @@ impl Walk<'_, '_> {
     /// A way round; it retries only on a failure path (a state machine's `continue` after a
     /// transition, or a progress loop's next step, goes round without having failed).
     fn round(&mut self, at: Span, st: St) {
+        self.rounds = self.rounds.join(st);
         if st.unbounded() && self.ungated.is_none() {
             self.ungated = Some(at);
         }
@@ -640,14 +710,19 @@ impl Walk<'_, '_> {
             (i.else_branch.is_none() && leaves_with_value(&i.then_branch))
                 .then_some(Outcome::Success)
         });
-        let then = self.block(
-            &i.then_branch,
-            inside.fail(test == Some(Outcome::Failure)),
-            rest_leaves,
-        );
+        let then = match test {
+            Some(Outcome::Success) => inside.succeed(true),
+            Some(Outcome::Failure) => inside.fail(true),
+            None => inside.undecide(),
+        };
+        let then = self.block(&i.then_branch, then, rest_leaves);
         // The other branch of a success test is the failure, and so is what follows a success
-        // that left (`if r.is_ok() { return r }`).
-        let els = inside.fail(test == Some(Outcome::Success));
+        // that left (`if r.is_ok() { return r }`). Past a failure test, the attempt may still
+        // fail on another count: no success is known there.
+        let els = match test {
+            Some(Outcome::Success) => inside.fail(true),
+            _ => inside.undecide(),
+        };
         let els = match &i.else_branch {
             Some((_, e)) => self.expr(e, els, rest_leaves),
             None => els,
@@ -696,9 +771,16 @@ impl Walk<'_, '_> {
                 .guard
                 .as_ref()
                 .is_some_and(|(_, g)| outcome_test(g) == Some(Outcome::Failure));
-            let mut entry = self
-                .gate(st, guard && (others_leave || rest_leaves))
-                .fail(failed);
+            let entry = self.gate(st, guard && (others_leave || rest_leaves));
+            // A success arm with no guard, or with a success test for one, is a known success.
+            let guard_test = a.guard.as_ref().map(|(_, g)| outcome_test(g));
+            let mut entry = match (failed, outcome, guard_test) {
+                (true, _, _) => entry.fail(true),
+                (false, Some(Outcome::Success), None | Some(Some(Outcome::Success))) => {
+                    entry.succeed(true)
+                }
+                _ => entry.undecide(),
+            };
             // `Err(e) => match again().await { Ok(r) => r, .. }`: a later attempt that succeeded
             // and hands its value on has recovered the path; it goes on as a success.
             if outcome == Some(Outcome::Success) && yields_value(&a.body) {
@@ -943,7 +1025,7 @@ mod tests {
             let mut counters = BTreeSet::new();
             Inc(&mut counters).visit_block(&l.body);
             let label = l.label.as_ref().map(|l| l.name.ident.to_string());
-            let r = ungated_round(&l.body, label.as_deref(), &counters, self.0);
+            let r = flow(&l.body, label.as_deref(), &counters, self.0).ungated;
             self.1
                 .push(r.map_or("-".into(), |r| r.at.start().line.to_string()));
         }

@@ -1,0 +1,342 @@
+//! The model's unit-test harness: [`check`] turns a snippet into the facts it yields, one line
+//! per fact, so a test states what the model must see (and must not) in a snippet of a dozen
+//! lines instead of a fixture, a rule and a rendered finding.
+//!
+//! Every fact kind of [`Facts`] has a line shape: sites, sleeps, server waits, status tests,
+//! fixed delays, nested retries, writes and replayed bodies, wrappers. Places are
+//! `line:col` (1-based, the column in characters) of the snippet; sites are named by their index
+//! (`#0`), as the other facts refer to them.
+
+use std::fmt::Write as _;
+
+use super::{Cap, Deadline, Facts, SiteKind};
+use crate::base::apis::Apis;
+use crate::base::source::{SourceFile, Span};
+
+/// The facts of `text` (a whole file), one per line, in the order the model holds them.
+pub(crate) fn check(text: &str) -> String {
+    let src = SourceFile::new("snippet.rs", text);
+    let file = syn::parse_file(text).expect("the snippet parses");
+    let facts = super::analyze(&file, &src, &Apis::builtin());
+    render(&src, &facts)
+}
+
+fn render(src: &SourceFile, f: &Facts) -> String {
+    let at = |s: Span| {
+        let p = src.position(s.start);
+        format!("{}:{}", p.line, p.col)
+    };
+    let site = |i: Option<usize>| i.map_or_else(|| "-".to_string(), |i| format!("#{i}"));
+    let mut out = String::new();
+    for (i, s) in f.sites.iter().enumerate() {
+        let kind = match &s.kind {
+            SiteKind::Loop => "loop".to_string(),
+            SiteKind::While => "while".to_string(),
+            SiteKind::For => "for".to_string(),
+            SiteKind::Combinator(name) => format!("combinator {name}"),
+            SiteKind::Recursion => "recursion".to_string(),
+            SiteKind::Policy => "policy".to_string(),
+            SiteKind::Wrapper(name) => format!("wrapper {name}"),
+        };
+        let cap = match &s.cap {
+            Cap::None => "none".to_string(),
+            Cap::Literal(n) => n.to_string(),
+            Cap::Symbolic => "symbolic".to_string(),
+            Cap::Unknown => "unknown".to_string(),
+            Cap::OffWhenNone(o) => format!("off-when-none({o})"),
+        };
+        let deadline = match s.deadline {
+            None => "-",
+            Some(Deadline::Outer) => "outer",
+            Some(Deadline::Manual) => "manual",
+        };
+        let _ = write!(
+            out,
+            "site #{i} {} {kind} cap={cap} deadline={deadline}",
+            at(s.anchor)
+        );
+        for (flag, on) in [
+            ("cancel", s.checks_cancel),
+            ("exits-on-failure", s.exits_on_failure),
+            ("refusals-only", s.refusals_only),
+        ] {
+            if on {
+                let _ = write!(out, " {flag}");
+            }
+        }
+        if let Some(r) = s.ungated_round {
+            let elsewhere = if r.gated_elsewhere {
+                " (gated elsewhere)"
+            } else {
+                ""
+            };
+            let _ = write!(out, " ungated-round={}{elsewhere}", at(r.at));
+        }
+        out.push('\n');
+    }
+    for s in &f.sleeps {
+        let _ = write!(
+            out,
+            "sleep {} {}({}) site={}",
+            at(s.span),
+            s.path,
+            s.duration,
+            site(s.site)
+        );
+        for (flag, on) in [
+            ("blocking", s.blocking),
+            ("raced", s.raced),
+            ("under-deadline", s.under_deadline),
+        ] {
+            if on {
+                let _ = write!(out, " {flag}");
+            }
+        }
+        out.push('\n');
+    }
+    for w in &f.server_waits {
+        let capped = if w.capped { " capped" } else { "" };
+        let _ = writeln!(
+            out,
+            "server-wait {} from {}{capped}",
+            at(w.wait),
+            at(w.origin)
+        );
+    }
+    for s in &f.status_retries {
+        let exit = if s.success_exit { " success-exit" } else { "" };
+        let _ = writeln!(out, "status {} site=#{}{exit}", at(s.test), s.site);
+    }
+    for d in &f.fixed_delays {
+        let _ = writeln!(out, "fixed-delay {} site={}", at(d.span), site(d.site));
+    }
+    for n in &f.nested_retries {
+        let _ = writeln!(
+            out,
+            "nested site=#{} inner {} by {}",
+            n.site,
+            at(n.inner),
+            n.what
+        );
+    }
+    for w in &f.requests.writes {
+        let key = match w.key {
+            super::requests::Key::Missing => "missing".to_string(),
+            super::requests::Key::Outside => "outside".to_string(),
+            super::requests::Key::PerAttempt(s) => format!("per-attempt {}", at(s)),
+        };
+        let gated = if w.gated { " gated" } else { "" };
+        let _ = writeln!(
+            out,
+            "write {} {} retried-by {} key={key}{gated}",
+            at(w.span),
+            w.method,
+            at(w.retry)
+        );
+    }
+    for r in &f.requests.replays {
+        let _ = writeln!(
+            out,
+            "replay {} {:?} `{}` retried-by {}",
+            at(r.span),
+            r.kind,
+            r.name,
+            at(r.retry)
+        );
+    }
+    for w in &f.wrappers {
+        let _ = writeln!(
+            out,
+            "wrapper {} param={} cap={:?} site={}",
+            w.name,
+            w.param,
+            w.cap,
+            w.site.map_or_else(|| "-".to_string(), at)
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check;
+
+    #[test]
+    fn a_counted_loop_its_sleep_and_fixed_delay() {
+        insta::assert_snapshot!(check(
+            "async fn f() -> Result<(), E> {
+    let mut attempt = 0;
+    loop {
+        match op().await {
+            Ok(v) => return Ok(v),
+            Err(e) if attempt < 5 => {
+                attempt += 1;
+                tokio::time::sleep(Duration::from_millis(100 * 2u64.pow(attempt))).await;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}"
+        ), @r"
+        site #0 3:5 loop cap=6 deadline=- exits-on-failure
+        sleep 8:17 tokio::time::sleep(Duration::from_millis(100 * 2u64.pow(attempt))) site=#0
+        fixed-delay 8:17 site=#0
+        ");
+    }
+
+    #[test]
+    fn a_loop_that_goes_round_on_every_failure_forever() {
+        insta::assert_snapshot!(check(
+            "async fn f() {
+    loop {
+        match client.get(url).send().await {
+            Ok(r) => return r,
+            Err(_) => tokio::time::sleep(Duration::from_secs(1)).await,
+        }
+    }
+}"
+        ), @r"
+        site #0 2:5 loop cap=none deadline=- ungated-round=7:5
+        sleep 5:23 tokio::time::sleep(Duration::from_secs(1)) site=#0
+        fixed-delay 5:23 site=#0
+        ");
+    }
+
+    /// A heartbeat pings again after a pong and stops at the first error: no failure goes
+    /// round, so it is no retry site (pingora's H2 ping loop), and its sleep is at none.
+    #[test]
+    fn no_failure_goes_round_so_no_site() {
+        insta::assert_snapshot!(check(
+            "async fn ping_pong(mut conn: Conn, interval: Duration) {
+    loop {
+        match tokio::time::timeout(Duration::from_secs(5), conn.ping()).await {
+            Err(_) => break,
+            Ok(r) => match r {
+                Ok(_) => {
+                    tracing::debug!(\"pong\");
+                    tokio::time::sleep(interval).await;
+                }
+                Err(e) => {
+                    tracing::error!(\"ping error: {e}\");
+                    break;
+                }
+            },
+        }
+    }
+}"
+        ), @"sleep 8:21 tokio::time::sleep(interval) site=-");
+    }
+
+    /// The same loop with a status test after the pong: the words do not say whether the
+    /// attempt failed, so the way round may follow a failure, and the loop stays a site.
+    #[test]
+    fn an_unclassified_decision_after_a_success_may_be_a_failure() {
+        insta::assert_snapshot!(check(
+            "async fn f(conn: Conn) {
+    loop {
+        match conn.ping().await {
+            Ok(pong) => {
+                if pong.code > 500 {
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    continue;
+                }
+                return;
+            }
+            Err(e) => return,
+        }
+    }
+}"
+        ), @r"
+        site #0 2:5 loop cap=none deadline=- exits-on-failure
+        sleep 6:21 tokio::time::sleep(Duration::from_secs(1)) site=#0
+        fixed-delay 6:21 site=#0
+        ");
+    }
+
+    #[test]
+    fn a_server_wait_and_a_status_test() {
+        insta::assert_snapshot!(check(
+            "async fn f(client: &reqwest::Client) -> reqwest::Result<Response> {
+    for _ in 0..3 {
+        let resp = client.get(URL).send().await?;
+        if !resp.status().is_success() {
+            let wait = resp.headers().get(RETRY_AFTER).and_then(parse).unwrap_or(1);
+            tokio::time::sleep(Duration::from_secs(wait)).await;
+            continue;
+        }
+        return Ok(resp);
+    }
+    Err(gave_up())
+}"
+        ), @r"
+        site #0 2:5 for cap=3 deadline=- exits-on-failure
+        sleep 6:13 tokio::time::sleep(Duration::from_secs(wait)) site=#0
+        server-wait 6:13 from 5:13
+        status 4:12 site=#0
+        ");
+    }
+
+    #[test]
+    fn a_post_with_a_key_made_per_attempt_and_a_replayed_reader() {
+        insta::assert_snapshot!(check(
+            "async fn f(client: &reqwest::Client, file: tokio::fs::File) {
+    let body = reqwest::Body::wrap_stream(ReaderStream::new(file));
+    for _ in 0..3 {
+        let key = Uuid::new_v4().to_string();
+        let r = client
+            .post(URL)
+            .header(\"Idempotency-Key\", key)
+            .body(body)
+            .send()
+            .await;
+        if r.is_ok() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}"
+        ), @r"
+        site #0 3:5 for cap=3 deadline=-
+        sleep 14:9 tokio::time::sleep(Duration::from_secs(1)) site=#0
+        fixed-delay 14:9 site=#0
+        write 6:14 POST retried-by 3:5 key=per-attempt 4:19
+        replay 8:19 SharedReader `body` retried-by 3:5
+        ");
+    }
+
+    #[test]
+    fn a_combinator_a_wrapper_and_a_retrying_client() {
+        insta::assert_snapshot!(check(
+            "use backon::Retryable;
+async fn retry_op<F, Fut>(mut op: F) -> Result<(), E>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<(), E>>,
+{
+    for _ in 0..3 {
+        if op().await.is_ok() {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    Err(E)
+}
+async fn g() {
+    let client = ClientBuilder::new(reqwest::Client::new())
+        .with(RetryTransientMiddleware::new_with_policy(policy))
+        .build();
+    (|| async { client.get(URL).send().await })
+        .retry(ExponentialBuilder::default())
+        .await;
+}"
+        ), @r"
+        site #0 7:5 for cap=3 deadline=-
+        site #1 20:10 combinator backon::retry cap=3 deadline=-
+        sleep 11:9 tokio::time::sleep(Duration::from_secs(1)) site=#0
+        fixed-delay 11:9 site=#0
+        fixed-delay 20:16 site=-
+        nested site=#1 inner 16:18 by RetryTransientMiddleware
+        wrapper retry_op param=0 cap=Literal(3) site=7:5
+        ");
+    }
+}
