@@ -236,7 +236,7 @@ fn run(args: &Args) -> anyhow::Result<u8> {
             }
             anyhow::bail!(
                 "unknown rule `{name}`{}; `timeoutlint rules` lists them",
-                did_you_mean(name)
+                crate::config::suggest(name, rules::ALL.iter().map(|r| r.name))
             );
         }
         Some(Command::Adopt(c)) => return crate::edge::adopt::run_command(c, &mut stdout),
@@ -733,30 +733,6 @@ fn fix_stdin(
         return Ok(2);
     }
     Ok(u8::from(report.finding_count() > 0 && !args.exit_zero))
-}
-
-fn did_you_mean(name: &str) -> String {
-    rules::ALL
-        .iter()
-        .map(|r| (strsim_distance(name, r.name), r.name))
-        .min()
-        .filter(|(d, _)| *d <= 4)
-        .map_or(String::new(), |(_, n)| format!(" (did you mean `{n}`?)"))
-}
-
-/// Levenshtein distance; rule names are short, so the quadratic table is fine.
-pub(crate) fn strsim_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur.push((prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 /// What the progress line is started with: `--quiet` hides it too (it reads only that flag).
