@@ -14,6 +14,7 @@ use syn::{Expr, Pat};
 use super::imports::path_segments;
 use super::macros::{known_macro_exprs, Role};
 use super::optional_cap::{self as opt, OptLocal};
+use super::strategy::{self, Reading};
 use super::words::{ident_words_of, words_of};
 use super::wrappers::{self, Wrapper};
 use super::{
@@ -142,6 +143,8 @@ pub(super) fn run(file: &syn::File, src: &SourceFile, apis: &Apis, known: &[Wrap
         single_stmt: HashMap::new(),
         awaited: HashSet::new(),
         opt_locals: HashMap::new(),
+        strategy_locals: HashMap::new(),
+        chain_readings: HashMap::new(),
         known,
         callables: HashMap::new(),
     };
@@ -174,6 +177,12 @@ struct Collector<'a> {
     awaited: HashSet<usize>,
     /// Per function: locals bound from an optional attempt cap (`let unlimited = max.is_none()`).
     opt_locals: HashMap<usize, HashMap<String, OptLocal>>,
+    /// Per function: locals bound to a backoff strategy, as read so far ([`strategy`]).
+    strategy_locals: HashMap<usize, HashMap<String, Reading>>,
+    /// The configuration applied to a call by the method chain above it, by the call's start
+    /// (`retry_fn(op).retries(3)`): recorded at the chain's outermost method, which is visited
+    /// before the call.
+    chain_readings: HashMap<usize, Reading>,
     /// The crate's retry wrappers known so far (the driver's, from pass one): their calls are
     /// retry sites ([`wrappers`]).
     known: &'a [Wrapper],
@@ -691,7 +700,21 @@ impl Collector<'_> {
         whole: Span,
         strategy: Option<&Expr>,
     ) -> usize {
-        let cap = strategy.map_or(Cap::Unknown, Self::strategy_cap);
+        // The strategy argument first, then whatever the chain above the call configures.
+        let mut reading = Reading::default();
+        if let Some(e) = strategy {
+            let empty = HashMap::new();
+            let locals = self
+                .fn_stack
+                .last()
+                .and_then(|f| self.strategy_locals.get(f))
+                .unwrap_or(&empty);
+            reading.read(e, &self.apis.strategies, locals);
+        }
+        if let Some(chain) = self.chain_readings.get(&whole.start) {
+            reading.then(chain);
+        }
+        let cap = reading.cap();
         let deadline = (self.deadline > 0 || self.raced > 0).then_some(Deadline::Outer);
         self.add_site(RetrySite {
             kind: SiteKind::Combinator(name),
@@ -709,50 +732,32 @@ impl Collector<'_> {
         })
     }
 
-    /// What a backoff strategy expression says about attempts. Only what is written in the
-    /// expression itself counts; a strategy from a variable or a parameter is `Unknown`.
-    fn strategy_cap(e: &Expr) -> Cap {
-        let text = e.to_token_stream().to_string().replace(' ', "");
-        let has = |s: &str| text.contains(s);
-        if has(".take(") {
-            return literal_take(&text).map_or(Cap::Symbolic, Cap::Literal);
+    /// At the outermost method of a chain rooted at a retry combinator's call
+    /// (`tryhard::retry_fn(op).retries(3)`), what the methods configure, for the site the call
+    /// makes. Inner methods of the chain find the root already noted.
+    fn note_chain(&mut self, m: &syn::ExprMethodCall) {
+        let Some((root, methods)) = strategy::chain_above_call(m) else {
+            return;
+        };
+        let start = self.span(root.span()).start;
+        if self.chain_readings.contains_key(&start) {
+            return;
         }
-        if has("without_max_times()") {
-            return if has("with_total_delay(Some") || has("with_max_delay_total") {
-                Cap::Symbolic
-            } else {
-                Cap::None
-            };
-        }
-        if has("max_elapsed_time:None") || has("with_max_elapsed_time(None)") {
-            return if has("max_retries") {
-                Cap::Symbolic
-            } else {
-                Cap::None
-            };
-        }
-        if has("with_max_times(")
-            || has("max_retries")
-            || has("build_with_max_retries")
-            || has("with_max_elapsed_time(Some")
+        let Expr::Path(p) = &*root.func else {
+            return;
+        };
+        if !self
+            .resolve(&p.path)
+            .iter()
+            .any(|c| self.apis.retry_call(c).is_some())
         {
-            return Cap::Symbolic;
+            return;
         }
-        // backon's builders default to 3 attempts; `backoff`'s ExponentialBackoff to 15 minutes.
-        if has("Builder::default()") || has("Builder::new()") {
-            return Cap::Literal(3);
+        let mut r = Reading::default();
+        for m in methods {
+            r.apply(&m.method.to_string(), m.args.first(), &self.apis.strategies);
         }
-        if has("ExponentialBackoff::default()") || has("ExponentialBackoffBuilder") {
-            return Cap::Symbolic;
-        }
-        // tokio-retry strategies are infinite iterators unless `.take(n)` bounds them.
-        if has("ExponentialBackoff::from_millis")
-            || has("FixedInterval::")
-            || has("FibonacciBackoff::")
-        {
-            return Cap::None;
-        }
-        Cap::Unknown
+        self.chain_readings.insert(start, r);
     }
 
     fn visit_known_macro(&mut self, mac: &syn::Macro) -> bool {
@@ -879,6 +884,12 @@ impl<'ast> Visit<'ast> for Collector<'_> {
                 p => p,
             };
             if let Pat::Ident(id) = pat {
+                let mut r = Reading::default();
+                let locals = self.strategy_locals.entry(f).or_default();
+                r.read(&init.expr, &self.apis.strategies, locals);
+                if !r.is_empty() {
+                    locals.insert(id.ident.to_string(), r);
+                }
                 if let Some(o) = opt::local_of(&init.expr) {
                     self.opt_locals
                         .entry(f)
@@ -1056,6 +1067,7 @@ impl<'ast> Visit<'ast> for Collector<'_> {
     }
 
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        self.note_chain(m);
         let name = m.method.to_string();
         if BLOCKING_SPAWNERS.contains(&name.as_str())
             || (name == "spawn" && words_of(&*m.receiver).contains("builder"))
@@ -1270,13 +1282,6 @@ fn literal_cap(e: &Expr) -> Option<Cap> {
         syn::BinOp::Lt(_) | syn::BinOp::Gt(_) => Cap::Literal(n),
         _ => Cap::Symbolic,
     })
-}
-
-fn literal_take(text: &str) -> Option<u64> {
-    let i = text.find(".take(")?;
-    let rest = &text[i + 6..];
-    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    digits.parse().ok()
 }
 
 /// The loop body ends in a `match` (or `if let`) on an outcome whose success arm neither leaves

@@ -28,6 +28,7 @@ pub mod retry_after;
 mod rounds;
 mod shapes;
 mod status;
+mod strategy;
 pub mod test_code;
 pub mod wrappers;
 

@@ -22,6 +22,9 @@ pub struct Apis {
     /// Retry combinators and evidence.
     #[serde(default)]
     pub retry: Retry,
+    /// What backoff strategies say about their attempts.
+    #[serde(default)]
+    pub strategies: Strategies,
     /// Cancellation sources.
     #[serde(default)]
     pub cancellation: Cancellation,
@@ -156,6 +159,44 @@ pub struct Retry {
     /// Type names whose presence in a client's construction makes the client retry by itself.
     #[serde(default)]
     pub retrying_clients: Vec<String>,
+}
+
+/// A strategy constructor capped by default.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CappedStrategy {
+    /// Its last two path segments (`ExponentialBuilder::default`).
+    pub name: String,
+    /// Retries after the first attempt.
+    pub retries: u64,
+}
+
+/// `[strategies]`: what a backoff strategy or a combinator's configuration chain says about its
+/// attempts.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Strategies {
+    /// Methods or fields that set the retries after the first attempt.
+    #[serde(default)]
+    pub retry_caps: Vec<String>,
+    /// Methods or fields that set the attempts, the first one included.
+    #[serde(default)]
+    pub attempt_caps: Vec<String>,
+    /// Methods that switch the attempt cap off.
+    #[serde(default)]
+    pub uncapped: Vec<String>,
+    /// Methods or fields that bound the total time of all attempts.
+    #[serde(default)]
+    pub totals: Vec<String>,
+    /// Constructors of strategies that never stop by themselves.
+    #[serde(default)]
+    pub endless: Vec<String>,
+    /// Constructors of strategies capped by default.
+    #[serde(default)]
+    pub capped: Vec<CappedStrategy>,
+    /// Constructors (and struct types) of strategies bounded by default by the total time.
+    #[serde(default)]
+    pub timed: Vec<String>,
 }
 
 /// `[cancellation]`.
@@ -297,6 +338,14 @@ impl Apis {
         self.retry
             .retrying_clients
             .extend(other.retry.retrying_clients);
+        let (st, o) = (&mut self.strategies, other.strategies);
+        st.retry_caps.extend(o.retry_caps);
+        st.attempt_caps.extend(o.attempt_caps);
+        st.uncapped.extend(o.uncapped);
+        st.totals.extend(o.totals);
+        st.endless.extend(o.endless);
+        st.capped.extend(o.capped);
+        st.timed.extend(o.timed);
         self.cancellation.types.extend(other.cancellation.types);
         self.cancellation
             .weak_types

@@ -493,7 +493,7 @@ fn cargo_subcommand_lints_a_workspace_with_in_house_knowledge() {
     let o = cargo_timeoutlint(d, &["--workspace", "--format", "concise"]);
     insta::assert_snapshot!(show(&o), @r#"
 exit 1
-crates/billing/src/lib.rs:6:40: client-timeout-in-retry: `.timeout(..)` bounds each attempt: 30s per attempt x 5 attempts = 150s worst case, with no overall deadline
+crates/billing/src/lib.rs:6:40: client-timeout-in-retry: `.timeout(..)` bounds each attempt: 30s per attempt x 6 attempts = 180s worst case, with no overall deadline
 crates/orders/src/lib.rs:4:5: unbounded-retry: `acme_retry::with_backoff` retries with a strategy that has no attempt cap and no deadline
 crates/poller/src/lib.rs:10:17: uncancellable-backoff: backoff sleep is not raced against `halt`
 "#);
