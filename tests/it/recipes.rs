@@ -358,6 +358,12 @@ fn pre_commit_hook_fails_on_a_finding_and_passes_on_clean_code() {
     assert!(hooks.contains("- id: timeoutlint\n"), "{hooks}");
     assert!(hooks.contains("language: rust"), "{hooks}");
     if !root().join(".git").exists() {
+        // `try-repo` needs a git checkout; CI always lints one, so there a missing one is a
+        // broken setup, not a reason to pass.
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI=true but the source tree is not a git checkout: the pre-commit test cannot run"
+        );
         let _ = std::io::Write::write_all(
             &mut std::io::stderr(),
             b"SKIPPED: the pre-commit hooks: this source tree is not a git checkout\n",

@@ -363,3 +363,44 @@ fn server_counts_bytes_when_the_client_offers_utf8() {
     );
     assert_eq!(client.stop(), Some(0));
 }
+
+/// The server is started in one directory and lints buffers of two crates below it: each
+/// buffer is linted with the configuration nearest its own path (as `--stdin-filename` would),
+/// not the one of the directory the server started in.
+#[test]
+fn server_reads_the_configuration_nearest_each_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut uris = Vec::new();
+    for (name, config) in [
+        ("loud", None),
+        ("quiet", Some("ignore = [\"blocking-sleep-in-async\"]\n")),
+    ] {
+        let root = dir.path().join(name);
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(
+            root.join("Cargo.toml"),
+            format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n"),
+        )
+        .unwrap();
+        if let Some(c) = config {
+            std::fs::write(root.join("timeoutlint.toml"), c).unwrap();
+        }
+        std::fs::write(root.join("src/lib.rs"), "// nothing yet\n").unwrap();
+        let path = root.join("src/lib.rs").canonicalize().unwrap();
+        uris.push(format!("file://{}", path.display()));
+    }
+    let mut client = Client::start(dir.path());
+    client.initialize(json!(["utf-16"]));
+    for uri in &uris {
+        client.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": "rust", "version": 1, "text": BUFFER}}),
+        );
+    }
+    let loud = client.diagnostics(&uris[0], json!(1));
+    let quiet = client.diagnostics(&uris[1], json!(1));
+    assert_eq!(loud.len(), 1, "{loud:?}");
+    assert_eq!(loud[0]["code"], "blocking-sleep-in-async", "{loud:?}");
+    assert!(quiet.is_empty(), "{quiet:?}");
+    assert_eq!(client.stop(), Some(0));
+}
