@@ -30,7 +30,7 @@ pub(crate) static RULE: Rule = Rule {
         name: "non-idempotent-retry-without-key",
         summary:
             "POST or PATCH retried without an idempotency key that is the same on every attempt",
-        doc: include_str!("../../rules/non-idempotent-retry-without-key.md"),
+        doc: include_str!("../../../rules/non-idempotent-retry-without-key.md"),
         default_enabled: true,
         default_severity: Severity::Warning,
         fixable: true,
