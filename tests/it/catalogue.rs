@@ -1,7 +1,7 @@
-//! The rule catalogue is complete and consistent: every registered rule has its doc, fixture and
-//! snapshot; nothing is orphaned; docs follow the skeleton; `Example` fires exactly once and
-//! `Use instead` never; the rules table says what `--fix` does with each rule and the README
-//! shows that table.
+//! The rule catalogue is complete and consistent: every registered rule has its folder, doc,
+//! fixture and snapshot; nothing is orphaned; docs follow the skeleton; `Example` fires exactly
+//! once and `Use instead` never; the rules table says what `--fix` does with each rule and the
+//! README shows that table.
 
 use std::collections::BTreeSet;
 
@@ -45,6 +45,36 @@ fn every_rule_has_doc_fixture_and_snapshot_and_nothing_is_orphaned() {
         .filter(|n| registered.contains(n) || !n.contains("__"))
         .collect();
     assert_eq!(snaps, registered, "tests/snapshots vs registry");
+}
+
+/// A rule is a folder, `src/rules/<snake>/mod.rs`, with what only it needs beside it; the only
+/// file directly in `src/rules/` is the registry, so a rule written as a flat file fails here.
+#[test]
+fn every_rule_is_a_folder_and_src_rules_holds_only_the_registry() {
+    let dir = root().join("src/rules");
+    let snakes: BTreeSet<String> = ALL.iter().map(|r| r.name.replace('-', "_")).collect();
+    for snake in &snakes {
+        assert!(
+            dir.join(snake).join("mod.rs").is_file(),
+            "{snake}: no src/rules/{snake}/mod.rs"
+        );
+    }
+    let mut folders = BTreeSet::new();
+    let mut files = BTreeSet::new();
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        let n = e.file_name().to_string_lossy().to_string();
+        if e.path().is_dir() {
+            folders.insert(n);
+        } else {
+            files.insert(n);
+        }
+    }
+    assert_eq!(folders, snakes, "src/rules/*/ vs registry");
+    assert_eq!(
+        files,
+        BTreeSet::from(["mod.rs".to_string()]),
+        "src/rules/ holds the registry and the rules' folders only"
+    );
 }
 
 #[test]

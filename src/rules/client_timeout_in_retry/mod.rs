@@ -3,7 +3,7 @@
 //!
 //! Everything is decided by the crate index ([`crate::analysis::index`]): which timeout seeds
 //! reach which sites across files, and which sites are bounded (in the file or by every caller
-//! in the crate). This file only words the finding. Related locations are same-file only (the
+//! in the crate). This rule only words the finding. Related locations are same-file only (the
 //! emitters render one file's text per finding); sites in other files are listed in a note.
 //!
 //! Fix, only when every site of the timeout is a loop of the shape of
@@ -24,7 +24,7 @@ pub(crate) static RULE: Rule = Rule {
     info: RuleInfo {
         name: "client-timeout-in-retry",
         summary: "per-request client timeout multiplied by a retry with no overall deadline",
-        doc: include_str!("../../rules/client-timeout-in-retry.md"),
+        doc: include_str!("../../../rules/client-timeout-in-retry.md"),
         default_enabled: true,
         default_severity: Severity::Warning,
         fixable: true,

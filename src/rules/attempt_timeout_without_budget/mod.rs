@@ -20,7 +20,7 @@ pub(crate) static RULE: Rule = Rule {
     info: RuleInfo {
         name: "attempt-timeout-without-budget",
         summary: "fresh fixed timeout per attempt inside a retry with no overall deadline",
-        doc: include_str!("../../rules/attempt-timeout-without-budget.md"),
+        doc: include_str!("../../../rules/attempt-timeout-without-budget.md"),
         default_enabled: true,
         default_severity: Severity::Warning,
         fixable: true,

@@ -13,7 +13,7 @@ pub(crate) static RULE: Rule = Rule {
     info: RuleInfo {
         name: "suppression-without-reason",
         summary: "suppression comment that does not say why the finding is acceptable",
-        doc: include_str!("../../rules/suppression-without-reason.md"),
+        doc: include_str!("../../../rules/suppression-without-reason.md"),
         default_enabled: false,
         default_severity: Severity::Warning,
         fixable: false,

@@ -20,7 +20,7 @@ pub(crate) static RULE: Rule = Rule {
     info: RuleInfo {
         name: "unbounded-retry",
         summary: "retry site with no attempt cap and no deadline",
-        doc: include_str!("../../rules/unbounded-retry.md"),
+        doc: include_str!("../../../rules/unbounded-retry.md"),
         default_enabled: true,
         default_severity: Severity::Warning,
         fixable: true,

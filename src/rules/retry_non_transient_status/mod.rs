@@ -15,7 +15,7 @@ pub(crate) static RULE: Rule = Rule {
     info: RuleInfo {
         name: "retry-non-transient-status",
         summary: "retry site that retries every non-success status, 4xx included",
-        doc: include_str!("../../rules/retry-non-transient-status.md"),
+        doc: include_str!("../../../rules/retry-non-transient-status.md"),
         default_enabled: true,
         default_severity: Severity::Warning,
         fixable: false,

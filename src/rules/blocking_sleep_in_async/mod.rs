@@ -16,7 +16,7 @@ pub(crate) static RULE: Rule = Rule {
     info: RuleInfo {
         name: "blocking-sleep-in-async",
         summary: "`std::thread::sleep` inside async code blocks the executor thread",
-        doc: include_str!("../../rules/blocking-sleep-in-async.md"),
+        doc: include_str!("../../../rules/blocking-sleep-in-async.md"),
         default_enabled: true,
         default_severity: Severity::Warning,
         fixable: true,

@@ -27,7 +27,7 @@ pub(crate) static RULE: Rule = Rule {
     info: RuleInfo {
         name: "retry-after-uncapped",
         summary: "server-chosen Retry-After wait with no cap by a maximum or the time left",
-        doc: include_str!("../../rules/retry-after-uncapped.md"),
+        doc: include_str!("../../../rules/retry-after-uncapped.md"),
         default_enabled: true,
         default_severity: Severity::Warning,
         fixable: true,

@@ -13,7 +13,7 @@ pub(crate) static RULE: Rule = Rule {
     info: RuleInfo {
         name: "nested-retry",
         summary: "retry site around a client that already retries: the attempts multiply",
-        doc: include_str!("../../rules/nested-retry.md"),
+        doc: include_str!("../../../rules/nested-retry.md"),
         default_enabled: true,
         default_severity: Severity::Warning,
         fixable: false,

@@ -13,7 +13,7 @@ pub(crate) static RULE: Rule = Rule {
     info: RuleInfo {
         name: "unused-suppression",
         summary: "suppression comment that silences no finding (stale, misspelt or unknown rule)",
-        doc: include_str!("../../rules/unused-suppression.md"),
+        doc: include_str!("../../../rules/unused-suppression.md"),
         default_enabled: true,
         default_severity: Severity::Warning,
         fixable: true,

@@ -22,7 +22,7 @@ pub(crate) static RULE: Rule = Rule {
     info: RuleInfo {
         name: "uncancellable-backoff",
         summary: "backoff sleep that cannot be interrupted when the caller gives up",
-        doc: include_str!("../../rules/uncancellable-backoff.md"),
+        doc: include_str!("../../../rules/uncancellable-backoff.md"),
         default_enabled: true,
         default_severity: Severity::Warning,
         fixable: true,

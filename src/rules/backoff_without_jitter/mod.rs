@@ -14,7 +14,7 @@ pub(crate) static RULE: Rule = Rule {
     info: RuleInfo {
         name: "backoff-without-jitter",
         summary: "computed backoff delay with no random component",
-        doc: include_str!("../../rules/backoff-without-jitter.md"),
+        doc: include_str!("../../../rules/backoff-without-jitter.md"),
         default_enabled: false,
         default_severity: Severity::Warning,
         fixable: false,

@@ -15,7 +15,7 @@ pub(crate) static RULE: Rule = Rule {
     info: RuleInfo {
         name: "body-reused-across-attempts",
         summary: "request body that the first attempt consumes is sent again by the retry",
-        doc: include_str!("../../rules/body-reused-across-attempts.md"),
+        doc: include_str!("../../../rules/body-reused-across-attempts.md"),
         default_enabled: true,
         default_severity: Severity::Warning,
         fixable: false,
