@@ -348,6 +348,7 @@ fn lint_parsed(src: &SourceFile, config: &Config, pass: Pass) -> FileReport {
         };
         diagnostics.extend(rules::crate_findings(&cx, &config.rules));
     }
+    drop_fixes_in_macros(&ast, src, &mut diagnostics);
     if pass == Pass::Alone {
         finish(src, config, &mut diagnostics, &tests);
     }
@@ -385,7 +386,8 @@ pub fn relint_with_wrappers(
             facts: &facts,
             apis: &config.apis,
         };
-        let diagnostics = rules::file_findings(&cx, &config.rules);
+        let mut diagnostics = rules::file_findings(&cx, &config.rules);
+        drop_fixes_in_macros(&ast, src, &mut diagnostics);
         let summary = if config.words.may_match(&src.text, Groups::CRATE) {
             let s = clients::summarize(&ast, src, &config.apis, &facts);
             (!s.is_empty()).then_some(s)
@@ -404,14 +406,32 @@ fn is_test_file(src: &SourceFile, config: &Config) -> bool {
     !config.lint_tests && test_code::is_test_path(&src.path)
 }
 
-/// Remove the test items from `ast` unless the run lints tests; the ranges they covered.
-/// Masking keeps every item a finding or a suppression comment could be in, so the masked and
-/// the whole tree lose the same items.
+/// Remove the test items from `ast` unless the run lints tests; the ranges they covered. Then
+/// add the bodies of the file's `macro_rules!` definitions as items, so a retry written in a
+/// macro is analysed like one written in a function ([`analysis::macros`]). Masking keeps every
+/// item a finding or a suppression comment could be in, so the masked and the whole tree lose
+/// (and gain) the same items.
 fn strip_tests(ast: &mut syn::File, src: &SourceFile, config: &Config) -> Vec<Span> {
-    if config.lint_tests {
+    let tests = if config.lint_tests {
         Vec::new()
     } else {
         test_code::strip(ast, src)
+    };
+    analysis::macros::expose_rules_bodies(ast, src);
+    tests
+}
+
+/// A fix inside a `macro_rules!` definition would rewrite the macro's text, which every caller
+/// pastes with its own arguments: such findings are reported without one.
+fn drop_fixes_in_macros(ast: &syn::File, src: &SourceFile, diagnostics: &mut [Diagnostic]) {
+    if !diagnostics.iter().any(|d| d.fix.is_some()) {
+        return;
+    }
+    let macros = analysis::macros::rules_spans(ast, src);
+    for d in diagnostics {
+        if macros.iter().any(|m| m.contains(d.primary)) {
+            d.fix = None;
+        }
     }
 }
 

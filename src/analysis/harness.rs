@@ -331,7 +331,7 @@ async fn g() {
 }"
         ), @r"
         site #0 7:5 for cap=3 deadline=-
-        site #1 20:10 combinator backon::retry cap=3 deadline=-
+        site #1 20:10 combinator backon::retry cap=4 deadline=-
         sleep 11:9 tokio::time::sleep(Duration::from_secs(1)) site=#0
         fixed-delay 11:9 site=#0
         fixed-delay 20:16 site=-
