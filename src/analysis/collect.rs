@@ -1424,6 +1424,41 @@ fn success_pattern(p: &Pat) -> bool {
     }
 }
 
+/// `Ok(..)` (or `x @ Ok(..)`): a test for a `Result`'s success, whose other outcome is `Err`.
+fn is_ok_pattern(p: &Pat) -> bool {
+    match p {
+        Pat::TupleStruct(t) => t.path.segments.last().is_some_and(|s| s.ident == "Ok"),
+        Pat::Ident(i) => i.subpat.as_ref().is_some_and(|(_, p)| is_ok_pattern(p)),
+        _ => false,
+    }
+}
+
+/// The block's last statement leaves the loop whatever happened before it (`return v`,
+/// `break v`).
+fn ends_in_exit(b: &syn::Block) -> bool {
+    matches!(
+        b.stmts.last(),
+        Some(syn::Stmt::Expr(Expr::Return(_) | Expr::Break(_), _))
+    )
+}
+
+/// An attempt at something outside the process: it awaits, or a call in it is named like one
+/// (`TcpStream::connect(addr)`, `client.send(req)`).
+fn is_operation(e: &Expr) -> bool {
+    struct V(bool);
+    impl<'ast> Visit<'ast> for V {
+        fn visit_expr_await(&mut self, _: &'ast syn::ExprAwait) {
+            self.0 = true;
+        }
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+    }
+    let mut v = V(false);
+    v.visit_expr(e);
+    v.0 || ident_words_of(e)
+        .iter()
+        .any(|w| REMOTE_WORDS.contains(&w.as_str()))
+}
+
 fn strip_parens(mut e: &Expr) -> &Expr {
     while let Expr::Paren(p) = e {
         e = &p.expr;
@@ -1704,6 +1739,15 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
         self.inert_cond = inert;
         self.visit_expr(&e.cond);
         (self.escape, self.inert_cond) = outer;
+        // `if let Ok(v) = attempt().await { return v }`: the outcome of an operation is tested
+        // like `is_ok()`, and the path past a branch that always leaves is the `Err` one, which
+        // goes round. A lock or a parse tested this way is no attempt: the operation must await
+        // or be named like a call to another process.
+        if let Expr::Let(l) = &*e.cond {
+            if is_ok_pattern(&l.pat) && ends_in_exit(&e.then_branch) && is_operation(&l.expr) {
+                self.err_path = true;
+            }
+        }
         let success = match &*e.cond {
             Expr::Let(l) => success_pattern(&l.pat),
             c => ident_words_of(c)
