@@ -25,7 +25,7 @@ use crate::base::diagnostic::{Diagnostic, FileError};
 use crate::base::source::{SourceFile, Span};
 use crate::parse;
 use crate::prefilter::{Groups, Prefilter, Trigger, TriggerSet, Vocab};
-use crate::rules::{self, Context, CrateContext, Rule};
+use crate::rules::{self, Context, CrateContext, Kind, Rule};
 
 /// The crate join's own trigger set: a directory run joins a crate only when its first pass
 /// finds a retry site, so that pass must parse every file that can hold one, whatever file rules
@@ -70,7 +70,18 @@ impl Config {
                 whole_file: r.is_crate_rule(),
             })
             .collect();
-        if rules.iter().any(|r| r.is_crate_rule()) {
+        // A rule with a crate part reads its crate's files whole where they hold its crate words.
+        for r in &rules {
+            if let Kind::FileAndCrate { crate_triggers, .. } = r.kind {
+                sets.push(TriggerSet {
+                    groups: Groups::CRATE,
+                    triggers: crate_triggers,
+                    context: &[],
+                    whole_file: true,
+                });
+            }
+        }
+        if rules.iter().any(|r| r.reads_the_crate()) {
             sets.push(TriggerSet {
                 groups: Groups::SITES,
                 triggers: JOIN_TRIGGERS,
@@ -94,7 +105,7 @@ impl Config {
     /// Is any crate-level rule enabled?
     #[must_use]
     pub fn crate_rules(&self) -> bool {
-        self.rules.iter().any(|r| r.is_crate_rule())
+        self.rules.iter().any(|r| r.reads_the_crate())
     }
 
     /// Does `text` contain any word the analysis or a rule could match?

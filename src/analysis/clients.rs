@@ -12,7 +12,7 @@
 //! what lets a client built in `client/mod.rs` be found in `client/retry.rs`; what no name links
 //! gives no finding.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use quote::ToTokens;
 use syn::spanned::Spanned;
@@ -87,6 +87,18 @@ pub struct SiteUse {
     pub uncapped: bool,
     /// Every name the site reads.
     pub reads: BTreeSet<Src>,
+    /// The site tests no status and goes round on every error: the names of the functions its
+    /// attempt calls, whose status tests decide what it retries (empty otherwise).
+    pub status_callees: Vec<String>,
+}
+
+/// A function's status test that turns every non-success status into an error.
+#[derive(Debug, Clone)]
+pub struct StatusGate {
+    /// The test (`!resp.status().is_success()`).
+    pub span: Span,
+    /// 1-based line.
+    pub line: usize,
 }
 
 /// `timeout(D, attempt)` inside a retry site.
@@ -134,6 +146,9 @@ pub struct ClientSummary {
     /// `impl Trait for Type` blocks as (trait, type): a method called on a value typed by the
     /// trait (`client: &dyn Transport`, `C: Transport`) is any of its implementations' methods.
     pub impls: Vec<(String, String)>,
+    /// Function key -> its status test that makes every non-success status an error
+    /// ([`super::status::gate`]), for functions that hold no retry site of their own.
+    pub status_gates: BTreeMap<String, StatusGate>,
 }
 
 impl ClientSummary {
@@ -146,6 +161,7 @@ impl ClientSummary {
             && self.consts.is_empty()
             && self.calls.is_empty()
             && self.impls.is_empty()
+            && self.status_gates.is_empty()
     }
 }
 
@@ -183,7 +199,11 @@ pub fn summarize(file: &syn::File, src: &SourceFile, apis: &Apis, facts: &Facts)
             unbounded: s.known_unbounded(),
             uncapped: s.cap == Cap::None,
             reads: BTreeSet::new(),
+            status_callees: Vec::new(),
         });
+    }
+    for (i, names) in super::status::silent_sites(file, src, facts) {
+        out.sites[i].status_callees = names;
     }
     let mut c = Summarizer {
         src,
@@ -527,6 +547,7 @@ impl Summarizer<'_> {
             let s = self.srcs(tail);
             self.flow_return(&s);
         }
+        self.status_gate(block);
         let mut body = std::mem::take(&mut self.body);
         body.extend(self.reads_all(block));
         for k in self.keys.clone() {
@@ -549,6 +570,26 @@ impl Summarizer<'_> {
             self.typed,
             self.bounds,
         ) = saved_types;
+    }
+
+    /// Record the current function's status gate, if it has one and no retry site of its own
+    /// (a site judges its own tests). Only a body that says `is_success` is scanned.
+    fn status_gate(&mut self, block: &syn::Block) {
+        let at = self.span(block.span());
+        if !self.src.slice(at).contains("is_success")
+            || self.facts.sites.iter().any(|s| at.contains(s.span))
+        {
+            return;
+        }
+        if let Some(t) = super::status::gate(block) {
+            let span = self.span(t);
+            let line = self.src.position(span.start).line;
+            for k in &self.keys {
+                self.out
+                    .status_gates
+                    .insert(k.clone(), StatusGate { span, line });
+            }
+        }
     }
 
     /// `name: Type`: a method called on `name` belongs to the type (or the bounding trait).

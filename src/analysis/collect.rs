@@ -345,6 +345,7 @@ impl Collector<'_> {
             checks_cancel: s.checks_cancel,
             exits_on_failure: s.exits_on_failure,
             refusals_only: false,
+            classifies: false,
             site: Some(s.span),
             module: None,
             file: None,
@@ -376,6 +377,7 @@ impl Collector<'_> {
             sleeps: Vec::new(),
             comparison_words: Vec::new(),
             refusals_only: w.refusals_only,
+            classifies: w.classifies,
         });
         self.site_stack.push(site);
     }
@@ -477,6 +479,7 @@ impl Collector<'_> {
             sleeps: Vec::new(),
             comparison_words: Vec::new(),
             refusals_only: false,
+            classifies: false,
         });
         self.site_stack.push(s);
         true
@@ -689,6 +692,7 @@ impl Collector<'_> {
             sleeps: Vec::new(),
             comparison_words: scan.comparisons.into_iter().map(|c| c.words).collect(),
             refusals_only: false,
+            classifies: false,
         };
         Some(self.add_site(site))
     }
@@ -729,6 +733,7 @@ impl Collector<'_> {
             sleeps: Vec::new(),
             comparison_words: Vec::new(),
             refusals_only: false,
+            classifies: false,
         })
     }
 

@@ -20,7 +20,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::clients::{ClientSummary, SiteUse, Src, TimeoutCall};
+use super::clients::{ClientSummary, SiteUse, Src, StatusGate, TimeoutCall};
 
 /// A method called on a receiver of unknown type links to every crate method of that name when
 /// there are at most this many; with more, the name says nothing.
@@ -107,6 +107,18 @@ pub struct AttemptFinding {
     pub secs: Option<f64>,
 }
 
+/// A helper's status test that makes every non-success status an error, called by retry sites
+/// (in other files, or through other functions) that go round on every error.
+#[derive(Debug, Clone)]
+pub struct StatusFinding {
+    /// Display path of the file holding the test.
+    pub path: String,
+    /// The test.
+    pub gate: StatusGate,
+    /// The sites whose attempts reach it, ordered by path and position.
+    pub sites: Vec<SiteRef>,
+}
+
 /// The crate-level answers.
 #[derive(Debug, Default)]
 pub struct CrateIndex {
@@ -114,6 +126,8 @@ pub struct CrateIndex {
     pub clients: Vec<ClientFinding>,
     /// `attempt-timeout-without-budget` candidates.
     pub attempts: Vec<AttemptFinding>,
+    /// `retry-non-transient-status` findings whose test is in a helper the site reaches.
+    pub statuses: Vec<StatusFinding>,
 }
 
 type Seed = (usize, usize);
@@ -122,16 +136,22 @@ impl CrateIndex {
     /// Does any finding of the index point into `path`?
     #[must_use]
     pub fn has_findings_in(&self, path: &str) -> bool {
-        self.clients.iter().any(|f| f.path == path) || self.attempts.iter().any(|a| a.path == path)
+        self.clients.iter().any(|f| f.path == path)
+            || self.attempts.iter().any(|a| a.path == path)
+            || self.statuses.iter().any(|s| s.path == path)
     }
 
     /// Join the summaries of one crate's files.
     #[must_use]
     pub fn build(files: &[&ClientSummary]) -> Self {
+        let statuses = statuses(files);
         let seeds = files.iter().any(|f| !f.timeouts.is_empty());
         if !seeds && files.iter().all(|f| f.attempt_timers.is_empty()) {
-            // Most crates build no client with a timeout: nothing to join.
-            return Self::default();
+            // Most crates build no client with a timeout: nothing more to join.
+            return Self {
+                statuses,
+                ..Self::default()
+            };
         }
         let consts: HashMap<&str, &str> = files
             .iter()
@@ -177,7 +197,10 @@ impl CrateIndex {
             }
         }
         let mut by_seed: BTreeMap<Seed, Vec<SiteRef>> = BTreeMap::new();
-        let mut out = CrateIndex::default();
+        let mut out = CrateIndex {
+            statuses,
+            ..CrateIndex::default()
+        };
         // A client the crate already retries under a deadline (a bounded site reads it) is
         // reached by outer loops through that bounded retry: only a site that uses the client
         // itself (not through the crate's helpers) multiplies its timeout.
@@ -350,6 +373,96 @@ impl Names {
             _ => Vec::new(),
         }
     }
+}
+
+/// How many crate calls deep a silent site's attempt is followed to a status test: the helper
+/// it calls, and the one that helper calls (`send` -> `check_status`).
+const STATUS_DEPTH: usize = 2;
+
+/// The status tests that sites going round on every error reach through the crate functions
+/// their attempts call ([`ClientSummary::status_gates`]), one finding per test.
+fn statuses(files: &[&ClientSummary]) -> Vec<StatusFinding> {
+    let mut gates: HashMap<&str, (usize, &StatusGate)> = HashMap::new();
+    for (fi, f) in files.iter().enumerate() {
+        for (k, g) in &f.status_gates {
+            gates.insert(k.as_str(), (fi, g));
+        }
+    }
+    if gates.is_empty() {
+        return Vec::new();
+    }
+    let names = Names::new(files);
+    let mut bodies: HashMap<&str, Vec<&str>> = HashMap::new();
+    for f in files {
+        for (k, reads) in &f.bodies {
+            let calls = reads.iter().filter_map(|r| match r {
+                Src::Name(n) if n.starts_with("f:") && !too_common(n) => Some(n.as_str()),
+                _ => None,
+            });
+            bodies.entry(k.as_str()).or_default().extend(calls);
+        }
+    }
+    let mut by_gate: BTreeMap<(usize, usize), Vec<SiteRef>> = BTreeMap::new();
+    for (fi, f) in files.iter().enumerate() {
+        for site in f.sites.iter().filter(|s| !s.status_callees.is_empty()) {
+            // The names the site's attempt calls, as the summary wrote them (`f:?::get`).
+            let mut frontier: Vec<&str> = site
+                .reads
+                .iter()
+                .filter_map(|r| match r {
+                    Src::Name(n) if n.starts_with("f:") && !too_common(n) => {
+                        let last = n.rsplit("::").next().unwrap_or(n).trim_start_matches("f:");
+                        site.status_callees
+                            .iter()
+                            .any(|c| c == last)
+                            .then_some(n.as_str())
+                    }
+                    _ => None,
+                })
+                .collect();
+            let mut seen: BTreeSet<String> = BTreeSet::new();
+            for _ in 0..STATUS_DEPTH {
+                let mut next = Vec::new();
+                for n in frontier {
+                    for k in names.resolve(n) {
+                        if !seen.insert(k.clone()) {
+                            continue;
+                        }
+                        if let Some(&(gi, g)) = gates.get(k.as_str()) {
+                            by_gate
+                                .entry((gi, g.span.start))
+                                .or_default()
+                                .push(SiteRef {
+                                    path: files[fi].path.clone(),
+                                    site: site.clone(),
+                                });
+                        } else if let Some(calls) = bodies.get(k.as_str()) {
+                            next.extend(calls.iter().copied());
+                        }
+                    }
+                }
+                frontier = next;
+            }
+        }
+    }
+    by_gate
+        .into_iter()
+        .filter_map(|((gi, start), mut sites)| {
+            let gate = files[gi]
+                .status_gates
+                .values()
+                .find(|g| g.span.start == start)?;
+            sites.sort_by(|a, b| {
+                (&a.path, a.site.anchor.start).cmp(&(&b.path, b.site.anchor.start))
+            });
+            sites.dedup_by(|a, b| a.path == b.path && a.site.anchor == b.site.anchor);
+            Some(StatusFinding {
+                path: files[gi].path.clone(),
+                gate: gate.clone(),
+                sites,
+            })
+        })
+        .collect()
 }
 
 /// Functions that compare elapsed or remaining time: a site that calls one checks a deadline in

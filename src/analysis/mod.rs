@@ -220,6 +220,9 @@ pub enum Deadline {
 }
 
 /// One retry site.
+// Its flags are independent facts, each read by a different rule (or copied from a wrapper's
+// loop): no state machine hides there.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Clone)]
 pub struct RetrySite {
     /// Its shape.
@@ -251,6 +254,9 @@ pub struct RetrySite {
     /// A wrapper call whose wrapper goes round only after failures where the request was never
     /// applied (a refused connection, 429): re-sending a write there duplicates nothing.
     pub refusals_only: bool,
+    /// A wrapper call whose wrapper decides which errors go round (a classifier it is given, a
+    /// status class): what the call's operation fails with is not all retried.
+    pub classifies: bool,
 }
 
 /// One call of a known sleep.
@@ -474,7 +480,18 @@ pub fn analyze_with(
             .is_some_and(|s| facts.requests.refusal_only_sites.contains(&s));
     }
     facts.server_waits = retry_after::run(file, src, &facts);
-    facts.status_retries = status::run(file, src, &facts);
+    let (retries, silent) = status::run(file, src, &facts);
+    facts.status_retries = retries;
+    // A wrapper whose own loop is not silent about what it retries decides for its callers.
+    for w in &mut facts.wrappers {
+        w.classifies = w.site.is_some_and(|at| {
+            facts
+                .sites
+                .iter()
+                .enumerate()
+                .any(|(i, s)| s.span == at && !silent.iter().any(|(j, _)| *j == i))
+        });
+    }
     facts.fixed_delays = jitter::run(file, src, &facts);
     facts.nested_retries = nested::run(file, src, &facts, apis);
     facts

@@ -101,11 +101,40 @@ const WAIT_WORDS: &[&str] = &[
 /// Identifier words of a permanent-class decision.
 const PERMANENT_WORDS: &[&str] = &["permanent", "fatal", "unrecoverable"];
 
-/// Find the sites that retry every non-success status.
-pub(super) fn run(file: &syn::File, src: &SourceFile, facts: &Facts) -> Vec<StatusRetry> {
+/// Find the sites that retry every non-success status, and the [`silent_sites`].
+pub(super) fn run(file: &syn::File, src: &SourceFile, facts: &Facts) -> (Vec<StatusRetry>, Silent) {
+    scan_sites(file, src, facts)
+}
+
+/// The sites that test no status themselves, classify nothing and go round on every error,
+/// whose attempt calls no helper of this file that decides ([`run`] judges those): each with the
+/// names of the functions its attempt calls, for the crate index to follow into other files.
+pub(crate) fn silent_sites(
+    file: &syn::File,
+    src: &SourceFile,
+    facts: &Facts,
+) -> Vec<(usize, Vec<String>)> {
+    scan_sites(file, src, facts).1
+}
+
+/// The status test of a function body that turns every non-success status into an error
+/// (`if !resp.status().is_success() { return Err(..) }`) and classifies nothing: a retry site
+/// whose attempt calls it retries 4xx like 503.
+pub(crate) fn gate(body: &syn::Block) -> Option<proc_macro2::Span> {
+    let mut scan = Scan::default();
+    scan.visit_block(body);
+    if scan.classified || scan.error_for_status.is_some() {
+        return None;
+    }
+    scan.negative_leaves
+}
+
+pub(super) type Silent = Vec<(usize, Vec<String>)>;
+
+fn scan_sites(file: &syn::File, src: &SourceFile, facts: &Facts) -> (Vec<StatusRetry>, Silent) {
     // Findings are made at sites only.
     if facts.sites.is_empty() {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     }
     let sites: HashMap<(usize, usize), usize> = facts
         .sites
@@ -124,13 +153,14 @@ pub(super) fn run(file: &syn::File, src: &SourceFile, facts: &Facts) -> Vec<Stat
         ops: &ops.by_name,
         predicated: Vec::new(),
         out: Vec::new(),
+        silent: Vec::new(),
     };
     v.visit_file(file);
     // One finding per status test: an outer loop around an inner retry loop sees the same test.
     v.out
         .sort_by_key(|s| (s.test.start, std::cmp::Reverse(s.site)));
     v.out.dedup_by_key(|s| s.test.start);
-    v.out
+    (v.out, v.silent)
 }
 
 /// The body of a function or closure of this file that a combinator may run as its operation.
@@ -186,6 +216,7 @@ struct Sites<'a> {
     /// (`(op).retry(b).when(pred)`): the predicate decides what is retried.
     predicated: Vec<usize>,
     out: Vec<StatusRetry>,
+    silent: Silent,
 }
 
 impl Sites<'_> {
@@ -232,17 +263,40 @@ impl Sites<'_> {
                 if helper.contains(at) || self.facts.sites.iter().any(|s| helper.contains(s.span)) {
                     return None;
                 }
-                let mut scan = Scan::default();
-                scan.visit_block(body);
-                if scan.classified || scan.error_for_status.is_some() {
-                    return None;
-                }
-                scan.negative_leaves
+                gate(body)
             })
     }
 }
 
+impl Sites<'_> {
+    /// Does the item spanning `span` hold a retry site? Items that hold none are not walked:
+    /// every expression the walk meets costs a span, and a deeply nested expression far from
+    /// any site (a generated table, `a[0][0]..`) would cost its depth squared.
+    fn holds_site(&self, span: proc_macro2::Span) -> bool {
+        let at = span_of(self.src, span);
+        self.facts.sites.iter().any(|s| at.contains(s.span))
+    }
+}
+
 impl<'ast> Visit<'ast> for Sites<'_> {
+    fn visit_item_fn(&mut self, i: &'ast syn::ItemFn) {
+        if self.holds_site(i.span()) {
+            visit::visit_item_fn(self, i);
+        }
+    }
+
+    fn visit_impl_item_fn(&mut self, i: &'ast syn::ImplItemFn) {
+        if self.holds_site(i.span()) {
+            visit::visit_impl_item_fn(self, i);
+        }
+    }
+
+    fn visit_trait_item_fn(&mut self, i: &'ast syn::TraitItemFn) {
+        if self.holds_site(i.span()) {
+            visit::visit_trait_item_fn(self, i);
+        }
+    }
+
     fn visit_expr(&mut self, e: &'ast Expr) {
         let span = span_of(self.src, e.span());
         if let Expr::MethodCall(m) = e {
@@ -276,7 +330,11 @@ impl<'ast> Visit<'ast> for Sites<'_> {
                     if combinator || !found.says_nothing() {
                         return None;
                     }
-                    self.callee_gate(e).map(|t| (t, false))
+                    let gate = self.callee_gate(e).map(|t| (t, false));
+                    if gate.is_none() && !self.facts.sites[site].classifies {
+                        self.silent.push((site, attempt_callees(e)));
+                    }
+                    gate
                 });
                 if let Some((test, success_exit)) = test {
                     let reconnect = found
@@ -294,6 +352,25 @@ impl<'ast> Visit<'ast> for Sites<'_> {
         }
         visit::visit_expr(self, e);
     }
+}
+
+/// The functions a silent site's attempt calls, by name: what [`callee_gate`](Sites) reads in
+/// this file, plus, for a call of a retry wrapper, what the closures it is given call (the
+/// wrapper runs them as its attempt: `retry(3, || client.get(url))`).
+fn attempt_callees(site: &Expr) -> Vec<String> {
+    let mut names = super::callee_names(site, true);
+    if let Expr::Call(syn::ExprCall { args, .. })
+    | Expr::MethodCall(syn::ExprMethodCall { args, .. }) = site
+    {
+        for a in args {
+            if let Expr::Closure(c) = a {
+                names.extend(super::callee_names(&c.body, true));
+            }
+        }
+    }
+    names.sort();
+    names.dedup();
+    names
 }
 
 /// Single-identifier paths in `e` (`fetch`, `op`): candidate names of an operation.
@@ -350,6 +427,9 @@ struct Scan {
     /// The combinator retries only when a predicate says so (`.when(..)`, `RetryIf`, a
     /// `backoff::Error::permanent` in the operation).
     combinator_classifies: bool,
+    /// A pattern names an error variant (`Errno::ENOENT =>`, `Err(Error::Timeout(_)) =>`): the
+    /// site decides by the kind of error, so it does not simply retry every error.
+    error_kinds: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -410,6 +490,7 @@ impl Scan {
             && self.error_for_status.is_none()
             && !self.classified
             && !self.combinator_classifies
+            && !self.error_kinds
             && self.error_returns.iter().all(|(_, exempt)| *exempt)
     }
 
@@ -451,6 +532,22 @@ impl Scan {
 }
 
 impl<'ast> Visit<'ast> for Scan {
+    fn visit_pat(&mut self, p: &'ast syn::Pat) {
+        let path = match p {
+            syn::Pat::TupleStruct(t) => Some(&t.path),
+            syn::Pat::Path(x) => Some(&x.path),
+            syn::Pat::Struct(x) => Some(&x.path),
+            _ => None,
+        };
+        let variant = path.and_then(|p| p.segments.last()).is_some_and(|s| {
+            let n = s.ident.to_string();
+            n.starts_with(|c: char| c.is_ascii_uppercase())
+                && !matches!(n.as_str(), "Ok" | "Err" | "Some" | "None")
+        });
+        self.error_kinds |= variant;
+        visit::visit_pat(self, p);
+    }
+
     fn visit_item(&mut self, _: &'ast syn::Item) {}
 
     fn visit_block(&mut self, b: &'ast syn::Block) {
@@ -490,13 +587,6 @@ impl<'ast> Visit<'ast> for Scan {
         self.bound_conds.pop();
     }
 
-    fn visit_arm(&mut self, a: &'ast syn::Arm) {
-        let bound = a.guard.as_ref().is_some_and(|(_, g)| is_bound(g));
-        self.bound_conds.push(bound);
-        visit::visit_arm(self, a);
-        self.bound_conds.pop();
-    }
-
     fn visit_expr_match(&mut self, m: &'ast syn::ExprMatch) {
         for arm in &m.arms {
             let body = syn::Block {
@@ -523,7 +613,23 @@ impl<'ast> Visit<'ast> for Scan {
                 }
             }
         }
-        visit::visit_expr_match(self, m);
+        // `Err(e) if attempt < n => { wait }, Err(e) => return Err(e)`: an unguarded arm after
+        // an arm whose guard is the attempt cap is that cap's give-up, not a decision on the
+        // error, as `if attempt >= n { return Err(e) }` would be.
+        self.visit_expr(&m.expr);
+        let mut capped = false;
+        for arm in &m.arms {
+            let bound = match &arm.guard {
+                Some((_, g)) => {
+                    capped |= is_bound(g);
+                    is_bound(g)
+                }
+                None => capped,
+            };
+            self.bound_conds.push(bound);
+            visit::visit_arm(self, arm);
+            self.bound_conds.pop();
+        }
     }
 
     fn visit_expr_while(&mut self, w: &'ast syn::ExprWhile) {

@@ -49,6 +49,10 @@ pub struct Wrapper {
     /// The loop goes round only after failures where the request was never applied
     /// (`requests`' non-delivery test of the loop).
     pub refusals_only: bool,
+    /// The loop decides which errors go round (it is not silent about them: a classifier, a
+    /// status class), so a call's operation failing is not simply retried
+    /// ([`super::status`]).
+    pub classifies: bool,
     /// The loop, in the defining file (meaningful there only).
     pub site: Option<crate::base::source::Span>,
     /// The module it is defined in, as the last segment of its path (`retry` for
@@ -318,6 +322,7 @@ mod tests {
             checks_cancel: false,
             exits_on_failure: true,
             refusals_only: false,
+            classifies: false,
             site: None,
             module: Some(module.into()),
             file: Some(format!("src/{module}.rs")),

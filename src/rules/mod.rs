@@ -80,6 +80,17 @@ pub enum Kind {
     File(fn(&Context) -> Vec<Diagnostic>),
     /// Words the crate index's answers for one file, once the crate is joined.
     Crate(fn(&CrateContext) -> Vec<Diagnostic>),
+    /// Both: the file's own findings in the per-file pass, and the findings whose parts lie in
+    /// two files (a retry site here, the helper it calls there) from the crate index. The crate
+    /// part's files are parsed whole when they hold one of `crate_triggers`.
+    FileAndCrate {
+        /// The per-file check.
+        file: fn(&Context) -> Vec<Diagnostic>,
+        /// The check of the crate index's answers.
+        krate: fn(&CrateContext) -> Vec<Diagnostic>,
+        /// Words of the files the crate part reads.
+        crate_triggers: &'static [Trigger],
+    },
     /// Judges the other rules' findings; its findings are made by the stage named.
     Meta(Judge),
 }
@@ -121,6 +132,13 @@ impl Rule {
         matches!(self.kind, Kind::Crate(_))
     }
 
+    /// Does any of its findings come from the crate index (a crate rule, or a rule with a crate
+    /// part), so that a directory run must join the crates?
+    #[must_use]
+    pub fn reads_the_crate(&self) -> bool {
+        matches!(self.kind, Kind::Crate(_) | Kind::FileAndCrate { .. })
+    }
+
     /// Is `info` this rule's description, so that a finding naming it is this rule's?
     #[must_use]
     pub fn is(&self, info: &RuleInfo) -> bool {
@@ -140,7 +158,7 @@ pub fn file_findings(cx: &Context, enabled: &[&Rule]) -> Vec<Diagnostic> {
     enabled
         .iter()
         .filter_map(|r| match r.kind {
-            Kind::File(check) => Some(check(cx)),
+            Kind::File(check) | Kind::FileAndCrate { file: check, .. } => Some(check(cx)),
             Kind::Crate(_) | Kind::Meta(_) => None,
         })
         .flatten()
@@ -153,7 +171,7 @@ pub fn crate_findings(cx: &CrateContext, enabled: &[&Rule]) -> Vec<Diagnostic> {
     enabled
         .iter()
         .filter_map(|r| match r.kind {
-            Kind::Crate(check) => Some(check(cx)),
+            Kind::Crate(check) | Kind::FileAndCrate { krate: check, .. } => Some(check(cx)),
             Kind::File(_) | Kind::Meta(_) => None,
         })
         .flatten()

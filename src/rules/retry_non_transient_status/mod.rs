@@ -4,12 +4,20 @@
 //! Asks the facts (`analysis::status`) for sites whose only status test is "success or not".
 //! Points at the status test, or at the site when the test is its success exit (every other
 //! status falls through to the next attempt), or, in a reconnect state machine, at the
-//! transition that schedules the next attempt. Deliberately absent: sites that retry every error
-//! with no status test in sight: whether that error was classified is not visible here.
+//! transition that schedules the next attempt.
+//!
+//! Its crate part reports a helper's test when the site is elsewhere: a site that tests no
+//! status and goes round on every error, whose attempt calls a crate function (in another file,
+//! through a trait, or one call further down) that turns every non-success status into an error
+//! (`if !resp.status().is_success() { return Err(..) }`). The finding points at that test, where
+//! the fix belongs. Deliberately absent: sites that retry every error with no status test in
+//! sight in the crate: whether that error was classified is not visible here.
+
+use std::fmt::Write as _;
 
 use crate::base::diagnostic::{Diagnostic, RuleInfo, Severity};
 use crate::prefilter::{Trigger, Vocab};
-use crate::rules::{Context, Kind, Rule};
+use crate::rules::{Context, CrateContext, Kind, Rule};
 
 pub(crate) static RULE: Rule = Rule {
     info: RuleInfo {
@@ -25,7 +33,15 @@ pub(crate) static RULE: Rule = Rule {
     // own with no retry word: items naming a status are kept for it.
     triggers: &[Trigger::vocab(Vocab::RetrySites)],
     context: &[Trigger::word("status"), Trigger::word("is_success")],
-    kind: Kind::File(check),
+    // The crate part reads the sites' files and the helpers that test `is_success`.
+    kind: Kind::FileAndCrate {
+        file: check,
+        krate: check_crate,
+        crate_triggers: &[
+            Trigger::vocab(Vocab::RetrySites),
+            Trigger::word("is_success"),
+        ],
+    },
 };
 
 const HELP: &str = "retry only transient statuses: `match status.as_u16() { 408 | 429 | 500..=599 => retry, _ => return Err(..) }`, or classify with `timeoutlint_retry::Outcome::for_http_status(status, retry_after)` (4xx other than 408/429 is Permanent)";
@@ -69,6 +85,38 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
                 .note("a client error gets the same answer on every attempt: the retries only add load and delay the failure")
                 .help(HELP)
             }
+        })
+        .collect()
+}
+
+/// The helpers' tests in `cx.src` that sites elsewhere retry through.
+fn check_crate(cx: &CrateContext) -> Vec<Diagnostic> {
+    cx.index
+        .statuses
+        .iter()
+        .filter(|f| f.path == cx.src.path)
+        .map(|f| {
+            let mut d = Diagnostic::new(
+                &RULE,
+                f.gate.span,
+                "every non-success status becomes an error here, and a retry site retries every error, 4xx included",
+            )
+            .label("400, 401, 403, 404 and 422 become the same error as 503")
+            .note("a client error gets the same answer on every attempt: the retries only add load and delay the failure")
+            .help(HELP);
+            let mut elsewhere = String::new();
+            for s in &f.sites {
+                if s.path == f.path {
+                    d = d.related(s.site.anchor, "retry site that retries this error");
+                } else {
+                    let sep = if elsewhere.is_empty() { "" } else { ", " };
+                    let _ = write!(elsewhere, "{sep}{}:{}:{}", s.path, s.site.line, s.site.col);
+                }
+            }
+            if !elsewhere.is_empty() {
+                d = d.note(format!("retried by the retry site at {elsewhere}"));
+            }
+            d
         })
         .collect()
 }
