@@ -215,7 +215,9 @@ pub(super) fn expr_flow(e: &Expr) -> Flow {
     f
 }
 
-fn is_int_max(e: &Expr) -> bool {
+/// `u32::MAX`, `usize::max_value()` and their `std::` / `core::` spellings: an integer type's
+/// largest value, which as an attempt count means "no limit".
+pub(super) fn is_int_max(e: &Expr) -> bool {
     let path = match strip(e) {
         Expr::Path(p) => &p.path,
         Expr::Call(c) if c.args.is_empty() => match &*c.func {

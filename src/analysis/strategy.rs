@@ -177,7 +177,7 @@ fn count(arg: Option<&Expr>, plus: u64) -> Cap {
             a = &c.args[0];
         }
     }
-    if is_none(a) || is_int_max(a) {
+    if is_none(a) || super::optional_cap::is_int_max(a) {
         return Cap::None;
     }
     match a {
@@ -193,29 +193,6 @@ fn count(arg: Option<&Expr>, plus: u64) -> Cap {
 
 fn is_none(e: &Expr) -> bool {
     matches!(e, Expr::Path(p) if p.path.is_ident("None"))
-}
-
-/// `u32::MAX`, `usize::max_value()` and their `std::` / `core::` spellings: an integer type's
-/// largest value, which as an attempt count means "no limit".
-fn is_int_max(e: &Expr) -> bool {
-    const INT_TYPES: &[&str] = &[
-        "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize",
-    ];
-    let path = match e {
-        Expr::Path(p) => &p.path,
-        Expr::Call(c) if c.args.is_empty() => match &*c.func {
-            Expr::Path(p) => &p.path,
-            _ => return false,
-        },
-        _ => return false,
-    };
-    let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
-    let [.., ty, last] = segs.as_slice() else {
-        return false;
-    };
-    let named_max = matches!(e, Expr::Path(_)) && last == "MAX"
-        || matches!(e, Expr::Call(_)) && last == "max_value";
-    named_max && INT_TYPES.contains(&ty.as_str())
 }
 
 #[cfg(test)]
