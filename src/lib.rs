@@ -18,7 +18,7 @@
 //!    crate index ([`analysis::index`]) joined from small per-file summaries
 //!    ([`analysis::clients`]).
 //! 6. [`rules`]: one folder per rule, one registry; a rule's kind ([`rules::Kind`]) says whether
-//!    it checks a file, the crate index's answers, or the other rules' findings.
+//!    it checks a file, the crate index's answers, both, or the other rules' findings.
 //! 7. [`precedence`]: where two rules report one problem, the owner's finding is kept, among the
 //!    rules that ran.
 //! 8. [`suppression`] and [`config`]: suppression comments silence findings; configuration says

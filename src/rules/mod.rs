@@ -4,8 +4,9 @@
 //! A rule is a folder, `src/rules/<snake>/`: its `mod.rs` holds `static RULE: Rule` and `check`,
 //! beside them whatever only that rule needs (a fix builder, its wording). Its [`Kind`] says what
 //! it reads: a file rule checks one file's [`Facts`], a crate rule words the crate index's
-//! answers for one file, and a meta rule judges the other rules' findings, so the stage that sees
-//! them all makes its findings. A rule never prints, touches the file system, or calls another
+//! answers for one file, a rule with both parts does each in its pass (its findings within one
+//! file, and those whose parts lie in two files), and a meta rule judges the other rules'
+//! findings, so the stage that sees them all makes its findings. A rule never prints, touches the file system, or calls another
 //! rule; where two rules could report one problem, the [`precedence`] table, applied after every
 //! rule ran, keeps the owner's finding. Adding a rule is its folder, its doc, its fixture, its
 //! snapshot, one `mod` line and one entry in [`ALL`] below (`tests/it/catalogue.rs` checks the
