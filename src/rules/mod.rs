@@ -12,7 +12,7 @@
 //! snapshot, one `mod` line and one entry in [`ALL`] below (`tests/it/catalogue.rs` checks the
 //! layout).
 
-use crate::analysis::index::CrateIndex;
+use crate::analysis::index::{CrateIndex, SiteRef};
 use crate::analysis::Facts;
 use crate::base::apis::Apis;
 use crate::base::diagnostic::{Diagnostic, RuleInfo};
@@ -177,6 +177,30 @@ pub fn crate_findings(cx: &CrateContext, enabled: &[&Rule]) -> Vec<Diagnostic> {
         })
         .flatten()
         .collect()
+}
+
+/// Mark a crate finding's retry sites: those in the finding's own file (`path`) as related
+/// locations labelled `here`, the others in one note, `elsewhere` followed by their places.
+pub(crate) fn mark_sites(
+    mut d: Diagnostic,
+    path: &str,
+    sites: &[SiteRef],
+    here: &str,
+    elsewhere: &str,
+) -> Diagnostic {
+    let mut places = Vec::new();
+    for s in sites {
+        if s.path == path {
+            d = d.related(s.site.anchor, here);
+        } else {
+            places.push(format!("{}:{}:{}", s.path, s.site.line, s.site.col));
+        }
+    }
+    if places.is_empty() {
+        d
+    } else {
+        d.note(format!("{elsewhere} {}", places.join(", ")))
+    }
 }
 
 /// A duration for a message: whole seconds as `30s`, other seconds to a tenth (`1.5s`), and

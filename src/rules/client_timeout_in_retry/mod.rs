@@ -11,8 +11,6 @@
 //! attempt count and the client's timeout as the attempt cap, under a total deadline. Without a
 //! literal timeout the cap is a placeholder.
 
-use std::fmt::Write as _;
-
 use crate::analysis::index::ClientFinding;
 use crate::base::diagnostic::{Applicability, Diagnostic, Fix, RuleInfo, Severity};
 use crate::base::source::SourceFile;
@@ -135,17 +133,11 @@ fn diagnostic(f: &ClientFinding) -> Diagnostic {
     if t.default_secs.is_some() {
         d = d.note("reqwest's blocking client times each request out after 30s unless `.timeout(..)` says otherwise");
     }
-    let mut elsewhere = String::new();
-    for s in &f.sites {
-        if s.path == f.path {
-            d = d.related(s.site.anchor, "retried here with no overall deadline");
-        } else {
-            let sep = if elsewhere.is_empty() { "" } else { ", " };
-            let _ = write!(elsewhere, "{sep}{}:{}:{}", s.path, s.site.line, s.site.col);
-        }
-    }
-    if !elsewhere.is_empty() {
-        d = d.note(format!("retried with no overall deadline at {elsewhere}"));
-    }
-    d
+    super::mark_sites(
+        d,
+        &f.path,
+        &f.sites,
+        "retried here with no overall deadline",
+        "retried with no overall deadline at",
+    )
 }

@@ -13,8 +13,6 @@
 //! the fix belongs. Deliberately absent: sites that retry every error with no status test in
 //! sight in the crate: whether that error was classified is not visible here.
 
-use std::fmt::Write as _;
-
 use crate::base::diagnostic::{Diagnostic, RuleInfo, Severity};
 use crate::prefilter::{Trigger, Vocab};
 use crate::rules::{Context, CrateContext, Kind, Rule};
@@ -96,7 +94,7 @@ fn check_crate(cx: &CrateContext) -> Vec<Diagnostic> {
         .iter()
         .filter(|f| f.path == cx.src.path)
         .map(|f| {
-            let mut d = Diagnostic::new(
+            let d = Diagnostic::new(
                 &RULE,
                 f.gate.span,
                 "every non-success status becomes an error here, and a retry site retries every error, 4xx included",
@@ -104,19 +102,13 @@ fn check_crate(cx: &CrateContext) -> Vec<Diagnostic> {
             .label("400, 401, 403, 404 and 422 become the same error as 503")
             .note("a client error gets the same answer on every attempt: the retries only add load and delay the failure")
             .help(HELP);
-            let mut elsewhere = String::new();
-            for s in &f.sites {
-                if s.path == f.path {
-                    d = d.related(s.site.anchor, "retry site that retries this error");
-                } else {
-                    let sep = if elsewhere.is_empty() { "" } else { ", " };
-                    let _ = write!(elsewhere, "{sep}{}:{}:{}", s.path, s.site.line, s.site.col);
-                }
-            }
-            if !elsewhere.is_empty() {
-                d = d.note(format!("retried by the retry site at {elsewhere}"));
-            }
-            d
+            super::mark_sites(
+                d,
+                &f.path,
+                &f.sites,
+                "retry site that retries this error",
+                "retried by the retry site at",
+            )
         })
         .collect()
 }
