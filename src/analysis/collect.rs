@@ -127,6 +127,7 @@ pub(super) const EXIT_MACROS: &[&str] = &["bail", "panic", "unreachable", "todo"
 pub(super) fn run(file: &syn::File, src: &SourceFile, apis: &Apis, known: &[Wrapper]) -> Facts {
     let imports = Imports::collect(file);
     let cancel_fields = struct_cancel_fields(file, apis, src);
+    let bound_checkers = super::rounds::bound_checkers(file, apis);
     let mut c = Collector {
         src,
         apis,
@@ -139,6 +140,7 @@ pub(super) fn run(file: &syn::File, src: &SourceFile, apis: &Apis, known: &[Wrap
         impl_stack: Vec::new(),
         in_policy: false,
         cancel_fields,
+        bound_checkers,
         blocking_closures: HashSet::new(),
         single_stmt: HashMap::new(),
         awaited: HashSet::new(),
@@ -170,6 +172,8 @@ struct Collector<'a> {
     /// Per struct, its fields that are cancellation sources, each with whether its type is a
     /// general-purpose one (`Notify`, `AtomicBool`) that is a stop signal only by its name.
     cancel_fields: HashMap<String, Vec<(CancelSource, bool)>>,
+    /// The file's functions whose call decides on a bound (`rounds::bound_checkers`).
+    bound_checkers: BTreeSet<String>,
     blocking_closures: HashSet<usize>,
     /// Function index -> span of its only statement, when it has exactly one.
     single_stmt: HashMap<usize, Span>,
@@ -606,7 +610,13 @@ impl Collector<'_> {
             return None;
         }
         let label_name = label.map(|l| l.name.ident.to_string());
-        let flow = super::rounds::flow(body, label_name.as_deref(), &scan.incremented, self.apis);
+        let flow = super::rounds::flow(
+            body,
+            label_name.as_deref(),
+            &scan.incremented,
+            &self.bound_checkers,
+            self.apis,
+        );
         if flow.only_after_success {
             // No failure goes round: every way back to the top follows a success (a heartbeat
             // that pings again after a pong and stops on the first error). What RULES.md calls
@@ -1440,11 +1450,14 @@ fn is_ok_pattern(p: &Pat) -> bool {
 
 /// The block's last statement leaves the loop whatever happened before it (`return v`,
 /// `break v`).
-fn ends_in_exit(b: &syn::Block) -> bool {
-    matches!(
-        b.stmts.last(),
-        Some(syn::Stmt::Expr(Expr::Return(_) | Expr::Break(_), _))
-    )
+/// The block ends by leaving: a `return`, a `break`, or a `continue` that `leaves` says leaves
+/// the loop (`continue 'listen` from a reconnect loop inside the listener's loop).
+fn ends_in_exit(b: &syn::Block, leaves: impl Fn(Option<&syn::Lifetime>) -> bool) -> bool {
+    match b.stmts.last() {
+        Some(syn::Stmt::Expr(Expr::Return(_) | Expr::Break(_), _)) => true,
+        Some(syn::Stmt::Expr(Expr::Continue(c), _)) => leaves(c.label.as_ref()),
+        _ => false,
+    }
 }
 
 /// An attempt at something outside the process: it awaits, or a call in it is named like one
@@ -1749,7 +1762,10 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
         // goes round. A lock or a parse tested this way is no attempt: the operation must await
         // or be named like a call to another process.
         if let Expr::Let(l) = &*e.cond {
-            if is_ok_pattern(&l.pat) && ends_in_exit(&e.then_branch) && is_operation(&l.expr) {
+            if is_ok_pattern(&l.pat)
+                && ends_in_exit(&e.then_branch, |l| self.leaves_us(l))
+                && is_operation(&l.expr)
+            {
                 self.err_path = true;
             }
         }
@@ -1837,9 +1853,6 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
     fn visit_expr_continue(&mut self, e: &'ast syn::ExprContinue) {
         if self.closure_depth == 0 && self.targets_us(e.label.as_ref()) {
             self.has_continue = true;
-        } else if self.closure_depth == 0 && self.leaves_us(e.label.as_ref()) {
-            self.has_exit = true;
-            self.failure_exit = true;
         }
     }
 
@@ -1852,6 +1865,11 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
                 self.exit(e, b.expr.as_deref());
             }
             Expr::Return(r) if self.closure_depth == 0 => self.exit(e, r.expr.as_deref()),
+            // `continue 'listen` from a reconnect loop inside a listener loop leaves this one
+            // like a `break`: on success when it follows a success test.
+            Expr::Continue(c) if self.closure_depth == 0 && self.leaves_us(c.label.as_ref()) => {
+                self.exit(e, None);
+            }
             Expr::Try(_) if self.closure_depth == 0 => {
                 self.has_exit = true;
                 self.failure_exit = true;

@@ -339,4 +339,144 @@ async fn g() {
         wrapper retry_op param=0 cap=Literal(3) site=7:5
         ");
     }
+
+    /// A failover over nodes inside the retry loop: the inner `for` is the attempt (the exit on
+    /// success is inside it), so when every node fails the path that leaves it has failed, and
+    /// the wait and the next round stand on no bound. The near misses: the same loop with an
+    /// attempt check after the failover, and a loop whose inner `for` handles each item's
+    /// failure itself and holds no exit of the outer loop (a drain; its failures stay inside).
+    #[test]
+    fn a_failover_inside_the_retry_loop_fails_as_a_whole() {
+        insta::assert_snapshot!(check(
+            "async fn connect_any(nodes: &[Node]) -> Conn {
+    loop {
+        for node in nodes {
+            if let Ok(c) = node.connect().await {
+                return c;
+            }
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+async fn connect_capped(nodes: &[Node], max: u32) -> Result<Conn, E> {
+    let mut attempt = 0;
+    loop {
+        for node in nodes {
+            if let Ok(c) = node.connect().await {
+                return Ok(c);
+            }
+        }
+        attempt += 1;
+        if attempt >= max {
+            return Err(E::Down);
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+async fn drain(rx: &mut Rx) {
+    loop {
+        let Ok(batch) = rx.recv().await else { return };
+        for item in batch {
+            if let Err(e) = item.retry_send().await {
+                continue;
+            }
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}"
+        ), @r"
+        site #0 2:5 loop cap=none deadline=- ungated-round=9:5
+        site #1 14:5 loop cap=symbolic deadline=- exits-on-failure
+        sleep 8:9 tokio::time::sleep(Duration::from_secs(1)) site=#0
+        sleep 24:9 tokio::time::sleep(Duration::from_secs(1)) site=#1
+        sleep 36:9 tokio::time::sleep(Duration::from_secs(1)) site=-
+        fixed-delay 8:9 site=#0
+        fixed-delay 24:9 site=#1
+        ");
+    }
+
+    /// `continue 'listen` from the reconnect loop inside a listener's loop leaves the reconnect
+    /// loop on success, like a `return`, and its wait is in a helper: the reconnect loop is
+    /// still a site that goes round forever (cdrs-tokio's control connection).
+    #[test]
+    fn a_labelled_continue_is_the_success_exit_of_an_inner_reconnect_loop() {
+        insta::assert_snapshot!(check(
+            "impl C {
+    async fn run(&mut self) {
+        'listen: loop {
+            if let Some(t) = self.current() {
+                let _ = t.listen().await;
+                continue;
+            }
+            loop {
+                for node in &self.nodes {
+                    if let Ok(connection) = node.new_connection().await {
+                        self.store(connection);
+                        continue 'listen;
+                    }
+                }
+                Self::wait_for_reconnection(&mut self.schedule).await;
+            }
+        }
+    }
+}"
+        ), @"site #0 8:13 loop cap=none deadline=- ungated-round=16:13");
+    }
+
+    /// A `?` on a call of the file's own function that decides on a maximum (in a closure, as
+    /// nats' `get_servers` filters the servers with reconnects left) is the loop's gate. The
+    /// near miss: a helper whose comparison reads data (`delivery_attempt > 0`) bounds nothing.
+    #[test]
+    fn a_helper_that_gives_up_at_a_maximum_is_a_gate() {
+        insta::assert_snapshot!(check(
+            "impl Connector {
+    fn servers_left(&self) -> io::Result<Vec<Server>> {
+        let left: Vec<_> = self.attempts.iter().filter_map(|(s, n)| match self.max_reconnects {
+            Some(max) if *n < max => Some(s.clone()),
+            Some(_) => None,
+            None => Some(s.clone()),
+        }).collect();
+        if left.is_empty() { Err(no_servers()) } else { Ok(left) }
+    }
+
+    fn fresh(&self) -> io::Result<Vec<Server>> {
+        Ok(self.all.iter().filter(|s| s.delivery_attempt > 0).cloned().collect())
+    }
+
+    fn connect(&mut self) -> io::Result<Stream> {
+        loop {
+            let servers = self.servers_left()?;
+            for server in &servers {
+                *self.attempts.get_mut(server).unwrap() += 1;
+                if let Ok(s) = self.connect_addr(server) {
+                    return Ok(s);
+                }
+            }
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    }
+
+    fn reconnect(&mut self) -> io::Result<Stream> {
+        loop {
+            let servers = self.fresh()?;
+            for server in &servers {
+                if let Ok(s) = self.connect_addr(server) {
+                    return Ok(s);
+                }
+            }
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    }
+}"
+        ), @r"
+        site #0 16:9 loop cap=none deadline=- exits-on-failure
+        site #1 29:9 loop cap=none deadline=- exits-on-failure ungated-round=37:9
+        sleep 24:13 std::thread::sleep(Duration::from_secs(1)) site=#0 blocking
+        sleep 36:13 std::thread::sleep(Duration::from_secs(1)) site=#1 blocking
+        fixed-delay 24:13 site=#0
+        fixed-delay 36:13 site=#1
+        ");
+    }
 }

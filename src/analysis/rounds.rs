@@ -98,12 +98,14 @@ pub(super) fn flow(
     body: &Block,
     label: Option<&str>,
     counters: &BTreeSet<String>,
+    checkers: &BTreeSet<String>,
     apis: &Apis,
 ) -> Flow {
     let mut gates = Gates {
         counters: counters.clone(),
         flags: BTreeSet::new(),
         gated_macros: BTreeSet::new(),
+        checkers,
         apis,
     };
     gates.gated_macros = gated_macros(body, &gates);
@@ -118,7 +120,6 @@ pub(super) fn flow(
         gates: &gates,
         label: label.map(str::to_string),
         inner: Vec::new(),
-        depth: 0,
         ungated: None,
         rounds: St::GONE,
         saw_gate: false,
@@ -162,6 +163,8 @@ struct Gates<'a> {
     /// `macro_rules!` defined in the body whose expansion leaves after a bound decision
     /// (`retry!(err)`: `attempted += 1; if attempted > max { return } else { continue }`).
     gated_macros: BTreeSet<String>,
+    /// The file's own functions that decide on a bound and can give up (see [`bound_checkers`]).
+    checkers: &'a BTreeSet<String>,
     apis: &'a Apis,
 }
 
@@ -179,6 +182,7 @@ impl Gates<'_> {
         let mut v = GateScan {
             gates: self,
             found: false,
+            closures: false,
         };
         match strip(e) {
             Expr::Path(_) | Expr::Field(_) if place == Place::Condition => {
@@ -219,6 +223,119 @@ impl Gates<'_> {
         })
     }
 }
+
+/// The file's functions and methods that decide on a bound and can give up: they return a
+/// `Result` or an `Option` and their body compares a count, a maximum, a deadline or a budget
+/// (`Some(max) if reconnects < max => ..`), or asks a strategy. A `?` on a call of one, or a
+/// test of its answer, in a retry loop is the loop's gate, as `should_retry(n)` is: nats'
+/// `let servers = self.get_servers()?` fails once every server has used its reconnects. The
+/// same names elsewhere in the crate are not followed: a helper in another file is no gate.
+pub(super) fn bound_checkers(file: &syn::File, apis: &Apis) -> BTreeSet<String> {
+    struct V<'a> {
+        apis: &'a Apis,
+        out: BTreeSet<String>,
+    }
+    impl V<'_> {
+        fn function(&mut self, sig: &syn::Signature, body: &Block) {
+            let gives_up = match &sig.output {
+                syn::ReturnType::Type(_, ty) => match &**ty {
+                    syn::Type::Path(p) => p.path.segments.last().is_some_and(|s| {
+                        let name = s.ident.to_string();
+                        name == "Option" || name.ends_with("Result")
+                    }),
+                    _ => false,
+                },
+                syn::ReturnType::Default => false,
+            };
+            if gives_up {
+                let mut scan = Decides {
+                    apis: self.apis,
+                    found: false,
+                };
+                scan.visit_block(body);
+                if scan.found {
+                    self.out.insert(sig.ident.to_string());
+                }
+            }
+        }
+    }
+    impl<'ast> Visit<'ast> for V<'_> {
+        fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+            self.function(&f.sig, &f.block);
+        }
+        fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+            self.function(&f.sig, &f.block);
+        }
+        fn visit_trait_item_fn(&mut self, f: &'ast syn::TraitItemFn) {
+            if let Some(b) = &f.default {
+                self.function(&f.sig, b);
+            }
+        }
+    }
+    /// A decision against a maximum, a deadline or a budget: an `if` condition or a match
+    /// guard comparing with one (`Some(max) if reconnects < max`, often inside a closure), or
+    /// a strategy asked whether to go on. A comparison that only reads data
+    /// (`(m.delivery_attempt > 0).then_some(..)`) decides nothing.
+    struct Decides<'a> {
+        apis: &'a Apis,
+        found: bool,
+    }
+    impl Decides<'_> {
+        fn condition(&mut self, cond: &Expr) {
+            struct Cmp(bool);
+            impl<'ast> Visit<'ast> for Cmp {
+                fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+                    use syn::BinOp::{Ge, Gt, Le, Lt};
+                    if matches!(b.op, Lt(_) | Le(_) | Gt(_) | Ge(_)) {
+                        let mut w = ident_words_of(&*b.left);
+                        w.extend(ident_words_of(&*b.right));
+                        self.0 |= w.iter().any(|w| LIMIT_WORDS.contains(&w.as_str()));
+                    }
+                    visit::visit_expr_binary(self, b);
+                }
+            }
+            let mut c = Cmp(false);
+            c.visit_expr(cond);
+            self.found |= c.0;
+        }
+    }
+    impl<'ast> Visit<'ast> for Decides<'_> {
+        fn visit_expr_if(&mut self, e: &'ast syn::ExprIf) {
+            self.condition(&e.cond);
+            visit::visit_expr_if(self, e);
+        }
+        fn visit_arm(&mut self, a: &'ast syn::Arm) {
+            if let Some((_, g)) = &a.guard {
+                self.condition(g);
+            }
+            visit::visit_arm(self, a);
+        }
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            let name = m.method.to_string();
+            self.found |= self.apis.retry.bounding_methods.contains(&name);
+            visit::visit_expr_method_call(self, m);
+        }
+    }
+    let mut v = V {
+        apis,
+        out: BTreeSet::new(),
+    };
+    v.visit_file(file);
+    v.out
+}
+
+/// Words of a compared operand that make the comparison one against a bound on attempts, time
+/// or budget (not merely one of a count: `delivery_attempt > 0` reads a message).
+const LIMIT_WORDS: &[&str] = &[
+    "max",
+    "maximum",
+    "limit",
+    "budget",
+    "deadline",
+    "remaining",
+    "elapsed",
+    "exhausted",
+];
 
 fn strip(mut e: &Expr) -> &Expr {
     loop {
@@ -302,10 +419,16 @@ fn gated_macros(body: &Block, gates: &Gates<'_>) -> BTreeSet<String> {
 struct GateScan<'g, 'a> {
     gates: &'g Gates<'a>,
     found: bool,
+    /// Closures are read too (in a loop, a closure's comparison decides nothing about it).
+    closures: bool,
 }
 
 impl<'ast> Visit<'ast> for GateScan<'_, '_> {
-    fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+    fn visit_expr_closure(&mut self, c: &'ast syn::ExprClosure) {
+        if self.closures {
+            visit::visit_expr_closure(self, c);
+        }
+    }
 
     fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
         // A local that carries a decision (`next_backoff.is_none()`) or a counter.
@@ -363,7 +486,9 @@ impl GateScan<'_, '_> {
         }
         let mut w = BTreeSet::new();
         split_ident(name, &mut w);
-        if w.iter().any(|w| GATE_CALL_WORDS.contains(&w.as_str())) {
+        if w.iter().any(|w| GATE_CALL_WORDS.contains(&w.as_str()))
+            || self.gates.checkers.contains(name)
+        {
             return true;
         }
         // A counter passed on: the callee decides with it (`self.check(attempt)?`).
@@ -428,7 +553,7 @@ enum Known {
 /// reached by an unbounded retry when one of its paths has failed and passed no gate, whatever
 /// the other paths did (so joining two branches is a union, not an average). A way round that
 /// only known successes reach is the next piece of work, not a retry.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 struct St(u8);
 
 impl St {
@@ -525,10 +650,8 @@ impl St {
 struct Walk<'g, 'a> {
     gates: &'g Gates<'a>,
     label: Option<String>,
-    /// Labels of loops inside the body, innermost last.
-    inner: Vec<String>,
-    /// Depth of loops inside the body.
-    depth: usize,
+    /// Loops inside the body that the walk is in, innermost last.
+    inner: Vec<InnerLoop>,
     ungated: Option<Span>,
     /// Every path that reaches a way round, joined.
     rounds: St,
@@ -602,15 +725,37 @@ impl Walk<'_, '_> {
     fn targets_us(&self, label: Option<&syn::Lifetime>) -> bool {
         match label {
             Some(l) => self.label.as_deref() == Some(&l.ident.to_string()),
-            None => self.depth == 0,
+            None => self.inner.is_empty(),
         }
     }
 
     fn leaves_us(&self, label: Option<&syn::Lifetime>) -> bool {
         label.is_some_and(|l| {
             let name = l.ident.to_string();
-            self.label.as_deref() != Some(&name) && !self.inner.contains(&name)
+            self.label.as_deref() != Some(&name)
+                && !self.inner.iter().any(|i| i.label.as_deref() == Some(&name))
         })
+    }
+
+    /// The inner loop a `break` or `continue` with this label acts on, if it is one.
+    fn inner_target(&mut self, label: Option<&syn::Lifetime>) -> Option<&mut InnerLoop> {
+        match label {
+            None => self.inner.last_mut(),
+            Some(l) => {
+                let name = l.ident.to_string();
+                self.inner
+                    .iter_mut()
+                    .rev()
+                    .find(|i| i.label.as_deref() == Some(&name))
+            }
+        }
+    }
+
+    /// A path leaves the retry loop from here: every inner loop around it holds an exit.
+    fn left(&mut self) {
+        for i in &mut self.inner {
+            i.holds_exit = true;
+        }
     }
 
     /// A way round; it retries only on a failure path (a state machine's `continue` after a
@@ -632,17 +777,28 @@ impl Walk<'_, '_> {
                 if let Some(v) = &r.expr {
                     self.expr(v, st, rest_leaves);
                 }
+                self.left();
                 St::GONE
             }
             Expr::Break(b) => {
-                if let Some(v) = &b.expr {
-                    self.expr(v, st, rest_leaves);
+                let st = match &b.expr {
+                    Some(v) => self.expr(v, st, rest_leaves),
+                    None => st,
+                };
+                if self.targets_us(b.label.as_ref()) || self.leaves_us(b.label.as_ref()) {
+                    self.left();
+                } else if let Some(i) = self.inner_target(b.label.as_ref()) {
+                    i.breaks = i.breaks.join(st);
                 }
                 St::GONE
             }
             Expr::Continue(c) => {
                 if self.targets_us(c.label.as_ref()) {
                     self.round(c.span(), st);
+                } else if self.leaves_us(c.label.as_ref()) {
+                    self.left();
+                } else if let Some(i) = self.inner_target(c.label.as_ref()) {
+                    i.rounds = i.rounds.join(st);
                 }
                 St::GONE
             }
@@ -654,14 +810,14 @@ impl Walk<'_, '_> {
             Expr::Unsafe(b) => self.block(&b.block, st, rest_leaves),
             Expr::If(i) => self.if_(i, st, rest_leaves),
             Expr::Match(m) => self.match_(m, st, rest_leaves),
-            Expr::Loop(l) => self.inner_loop(l.label.as_ref(), &l.body, st),
+            Expr::Loop(l) => self.inner_loop(l.label.as_ref(), &l.body, st, false),
             Expr::While(w) => {
                 let st = self.expr(&w.cond, st, false);
-                self.inner_loop(w.label.as_ref(), &w.body, st)
+                self.inner_loop(w.label.as_ref(), &w.body, st, true)
             }
             Expr::ForLoop(f) => {
                 let st = self.expr(&f.expr, st, false);
-                self.inner_loop(f.label.as_ref(), &f.body, st)
+                self.inner_loop(f.label.as_ref(), &f.body, st, true)
             }
             Expr::Macro(m) => self.mac(&m.mac, st),
             Expr::Closure(_) | Expr::Async(_) => st,
@@ -680,18 +836,36 @@ impl Walk<'_, '_> {
         }
     }
 
-    fn inner_loop(&mut self, label: Option<&syn::Label>, body: &Block, st: St) -> St {
-        self.depth += 1;
-        if let Some(l) = label {
-            self.inner.push(l.name.ident.to_string());
+    /// `runs_out`: a `for` or `while`, which also ends when its items or its condition run
+    /// out (after any of its rounds, or before the first); a `loop` ends only by a `break`.
+    fn inner_loop(
+        &mut self,
+        label: Option<&syn::Label>,
+        body: &Block,
+        st: St,
+        runs_out: bool,
+    ) -> St {
+        self.inner.push(InnerLoop {
+            label: label.map(|l| l.name.ident.to_string()),
+            rounds: St::GONE,
+            breaks: St::GONE,
+            holds_exit: false,
+        });
+        let end = self.block(body, st, false);
+        let inner = self.inner.pop().unwrap_or_default();
+        if !inner.holds_exit {
+            // Work of its own (items drained, a chunk loop): however it ends, the path goes on
+            // from where it started, and what failed in there was handled in there.
+            return st;
         }
-        self.block(body, st, false);
-        if label.is_some() {
-            self.inner.pop();
+        // The retry loop's exit is inside: the inner loop is the attempt (a failover over
+        // nodes or addresses, `for node in nodes { if let Ok(c) = connect(node) { return c } }`),
+        // so the paths that end it, failed ones included, are what follows it.
+        if runs_out {
+            st.join(end).join(inner.rounds).join(inner.breaks)
+        } else {
+            inner.breaks
         }
-        self.depth -= 1;
-        // However the inner loop ends, the path goes on from where it started.
-        st
     }
 
     fn if_(&mut self, i: &syn::ExprIf, st: St, rest_leaves: bool) -> St {
@@ -825,6 +999,18 @@ impl Walk<'_, '_> {
             _ => false,
         }
     }
+}
+
+/// A loop inside the retry loop's body, as the walk passes through it.
+#[derive(Default)]
+struct InnerLoop {
+    label: Option<String>,
+    /// The paths that go round it (its `continue`s).
+    rounds: St,
+    /// The paths that `break` out of it.
+    breaks: St,
+    /// Some path in it leaves the retry loop (a `return`, a labelled `break` or `continue`).
+    holds_exit: bool,
 }
 
 /// Which way an `if` condition, guard or pattern tells the attempt went.
@@ -1025,7 +1211,14 @@ mod tests {
             let mut counters = BTreeSet::new();
             Inc(&mut counters).visit_block(&l.body);
             let label = l.label.as_ref().map(|l| l.name.ident.to_string());
-            let r = flow(&l.body, label.as_deref(), &counters, self.0).ungated;
+            let r = flow(
+                &l.body,
+                label.as_deref(),
+                &counters,
+                &BTreeSet::new(),
+                self.0,
+            )
+            .ungated;
             self.1
                 .push(r.map_or("-".into(), |r| r.at.start().line.to_string()));
         }
