@@ -306,7 +306,7 @@ fn internal_error(src: &SourceFile, panic: &(dyn std::any::Any + Send)) -> FileE
 fn lint_parsed(src: &SourceFile, config: &Config, pass: Pass) -> FileReport {
     let groups = pass.groups();
     // Items that cannot hold a finding are blanked out before parsing (same lines and columns).
-    let masked = if config.prefilter && !config.words.needs_whole_file(&src.text, groups) {
+    let mut masked = if config.prefilter && !config.words.needs_whole_file(&src.text, groups) {
         crate::prefilter::mask::mask(&src.text, &config.words.relevance(groups))
     } else {
         None
@@ -320,8 +320,36 @@ fn lint_parsed(src: &SourceFile, config: &Config, pass: Pass) -> FileReport {
             }
         }
     };
-    let tests = strip_tests(&mut ast, src, config);
+    let mut tests = strip_tests(&mut ast, src, config);
     let mut facts = analysis::analyze(&ast, src, &config.apis);
+    // The facts read a name the masking may have blanked elsewhere (a helper's definition, a
+    // caller): the whole file decides, so it is parsed whole.
+    if let Some(text) = &masked {
+        let hidden = facts
+            .hidden_callees
+            .iter()
+            .any(|n| defines(&src.text, n) && !defines(text, n))
+            || facts
+                .hidden_callers
+                .iter()
+                .any(|n| mentions(&src.text, n) > mentions(text, n));
+        if hidden {
+            match parse::parse_text(src, &src.text) {
+                Ok(whole) => {
+                    ast = whole;
+                    tests = strip_tests(&mut ast, src, config);
+                    facts = analysis::analyze(&ast, src, &config.apis);
+                }
+                Err(e) => {
+                    return FileReport {
+                        error: Some(e),
+                        ..FileReport::default()
+                    }
+                }
+            }
+            masked = None;
+        }
+    }
     let wrappers = placed(src, std::mem::take(&mut facts.wrappers));
     // Alone, the file is its own crate: its calls of its own wrappers are retry sites. The
     // masking kept only what the rules' words reach, which a wrapper's callers may not be.
@@ -364,6 +392,35 @@ fn lint_parsed(src: &SourceFile, config: &Config, pass: Pass) -> FileReport {
         finish(src, config, &mut diagnostics, &tests);
     }
     FileReport::analysed(diagnostics, &facts, tests, wrappers)
+}
+
+/// How often `name` occurs in `text` as a whole identifier (comments and literals included:
+/// counting too many only parses a file whole that did not need it).
+fn mentions(text: &str, name: &str) -> usize {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(name)
+        .filter(|&(i, _)| {
+            !text[..i].chars().next_back().is_some_and(ident)
+                && !text[i + name.len()..].chars().next().is_some_and(ident)
+        })
+        .count()
+}
+
+/// Does `text` hold `fn name` (anywhere: a comment only costs a whole parse)?
+fn defines(text: &str, name: &str) -> bool {
+    text.match_indices(name).any(|(i, _)| {
+        let before = text[..i].trim_end();
+        before.len() < text[..i].len()
+            && before.ends_with("fn")
+            && !before[..before.len() - 2]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_')
+            && !text[i + name.len()..]
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_')
+    })
 }
 
 /// Wrappers found in `src`, with the module and file that name them.

@@ -127,7 +127,7 @@ pub(super) const EXIT_MACROS: &[&str] = &["bail", "panic", "unreachable", "todo"
 pub(super) fn run(file: &syn::File, src: &SourceFile, apis: &Apis, known: &[Wrapper]) -> Facts {
     let imports = Imports::collect(file);
     let cancel_fields = struct_cancel_fields(file, apis, src);
-    let bound_checkers = super::rounds::bound_checkers(file, apis);
+    let (bound_checkers, defined_fns) = super::rounds::bound_checkers(file, apis);
     let mut c = Collector {
         src,
         apis,
@@ -141,6 +141,7 @@ pub(super) fn run(file: &syn::File, src: &SourceFile, apis: &Apis, known: &[Wrap
         in_policy: false,
         cancel_fields,
         bound_checkers,
+        defined_fns,
         blocking_closures: HashSet::new(),
         single_stmt: HashMap::new(),
         awaited: HashSet::new(),
@@ -149,8 +150,12 @@ pub(super) fn run(file: &syn::File, src: &SourceFile, apis: &Apis, known: &[Wrap
         chain_readings: HashMap::new(),
         known,
         callables: HashMap::new(),
+        in_trait_impl: false,
+        private_fns: HashSet::new(),
+        calls: Vec::new(),
     };
     c.visit_file(file);
+    outer_bound(&mut c.facts, &c.private_fns, &c.calls);
     let mut facts = c.facts;
     facts.imports = imports;
     facts
@@ -174,6 +179,8 @@ struct Collector<'a> {
     cancel_fields: HashMap<String, Vec<(CancelSource, bool)>>,
     /// The file's functions whose call decides on a bound (`rounds::bound_checkers`).
     bound_checkers: BTreeSet<String>,
+    /// Every function name the parsed text defines.
+    defined_fns: BTreeSet<String>,
     blocking_closures: HashSet<usize>,
     /// Function index -> span of its only statement, when it has exactly one.
     single_stmt: HashMap<usize, Span>,
@@ -193,11 +200,34 @@ struct Collector<'a> {
     /// Per item function: its callable parameters (name, argument position) and whether it
     /// takes `self`, for finding the wrappers this file defines.
     callables: HashMap<usize, (Vec<(String, usize)>, bool)>,
+    /// Inside an `impl Trait for T`: its methods are reachable through the trait.
+    in_trait_impl: bool,
+    /// The file's private item functions (no `pub`, not a trait's method): every call of one
+    /// is in this file (or a child module's), so its callers are all visible here.
+    private_fns: HashSet<usize>,
+    /// Every call by name, with whether it runs under a deadline or raced in `select!`, and
+    /// the body it is written in ([`outer_bound`]).
+    calls: Vec<Call>,
+}
+
+/// A call of a function or method by its last name, as [`outer_bound`] reads it.
+struct Call {
+    name: String,
+    bounded: bool,
+    from: Option<usize>,
 }
 
 impl Collector<'_> {
     fn span(&self, s: proc_macro2::Span) -> Span {
         span_of(self.src, s)
+    }
+
+    fn note_call(&mut self, name: String) {
+        self.calls.push(Call {
+            name,
+            bounded: self.raced > 0 || self.deadline > 0,
+            from: self.fn_stack.last().copied(),
+        });
     }
 
     fn resolve(&self, path: &syn::Path) -> Vec<String> {
@@ -617,6 +647,8 @@ impl Collector<'_> {
             &self.bound_checkers,
             self.apis,
         );
+        let hidden = flow.asked.iter().filter(|n| !self.defined_fns.contains(*n));
+        self.facts.hidden_callees.extend(hidden.cloned());
         if flow.only_after_success {
             // No failure goes round: every way back to the top follows a success (a heartbeat
             // that pings again after a pong and stops on the first error). What RULES.md calls
@@ -800,7 +832,9 @@ impl<'ast> Visit<'ast> for Collector<'_> {
         };
         self.impl_stack.push(ty.unwrap_or_default());
         let policy = std::mem::replace(&mut self.in_policy, super::shapes::is_policy_impl(i));
+        let in_trait = std::mem::replace(&mut self.in_trait_impl, i.trait_.is_some());
         visit::visit_item_impl(self, i);
+        self.in_trait_impl = in_trait;
         self.in_policy = policy;
         self.impl_stack.pop();
     }
@@ -810,6 +844,9 @@ impl<'ast> Visit<'ast> for Collector<'_> {
         let (raced, deadline) = (self.raced, self.deadline);
         (self.raced, self.deadline) = (0, 0);
         self.fn_like(i.sig.ident.to_string(), i.span(), &i.sig, &i.block);
+        if matches!(i.vis, syn::Visibility::Inherited) {
+            self.private_fns.extend(self.fn_stack.last().copied());
+        }
         let site = self.shape_site(&i.sig, i.span(), &i.block, false);
         visit::visit_item_fn(self, i);
         if site {
@@ -822,6 +859,9 @@ impl<'ast> Visit<'ast> for Collector<'_> {
 
     fn visit_impl_item_fn(&mut self, i: &'ast syn::ImplItemFn) {
         self.fn_like(i.sig.ident.to_string(), i.span(), &i.sig, &i.block);
+        if matches!(i.vis, syn::Visibility::Inherited) && !self.in_trait_impl {
+            self.private_fns.extend(self.fn_stack.last().copied());
+        }
         let policy = self.in_policy && i.sig.ident == "retry";
         let site = self.shape_site(&i.sig, i.span(), &i.block, policy);
         visit::visit_impl_item_fn(self, i);
@@ -993,6 +1033,9 @@ impl<'ast> Visit<'ast> for Collector<'_> {
             if let Some(id) = p.path.get_ident() {
                 self.note_wrapper(&id.to_string());
             }
+            if let Some(last) = p.path.segments.last() {
+                self.note_call(last.ident.to_string());
+            }
         }
         let Expr::Path(p) = &*call.func else {
             visit::visit_expr_call(self, call);
@@ -1084,6 +1127,7 @@ impl<'ast> Visit<'ast> for Collector<'_> {
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
         self.note_chain(m);
         let name = m.method.to_string();
+        self.note_call(name.clone());
         if BLOCKING_SPAWNERS.contains(&name.as_str())
             || (name == "spawn" && words_of(&*m.receiver).contains("builder"))
         {
@@ -1131,12 +1175,111 @@ impl<'ast> Visit<'ast> for Collector<'_> {
 
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {
         if !self.visit_known_macro(mac) {
+            // Its tokens are not read as code: any name in them may be a call, and an
+            // unbounded one (`join!(connect(a), ..)`), so none of them is known bounded.
+            let bounded = std::mem::replace(&mut self.raced, 0);
+            let deadline = std::mem::replace(&mut self.deadline, 0);
+            note_idents(mac.tokens.clone(), &mut |name| self.note_call(name));
+            (self.raced, self.deadline) = (bounded, deadline);
             visit::visit_macro(self, mac);
         }
     }
 }
 
 /// Per-struct fields whose type is a cancellation source.
+/// The names in a macro's tokens, nested groups included.
+fn note_idents(ts: proc_macro2::TokenStream, note: &mut impl FnMut(String)) {
+    for t in ts {
+        match t {
+            proc_macro2::TokenTree::Ident(i) => note(i.to_string()),
+            proc_macro2::TokenTree::Group(g) => note_idents(g.stream(), note),
+            _ => {}
+        }
+    }
+}
+
+/// A deadline applied by the callers: RULES.md counts a site whose function is the future
+/// inside `timeout(..)` or raced in `select!` as under an overall deadline, and the caller is
+/// often the one that writes it (`timeout(d, connect(addr))`, `select! { _ = token.cancelled()
+/// => .., c = self.inner.next() => .. }`). A private function is called only where this file
+/// sees, so when every call of its name (any receiver: a name shared with another method only
+/// adds calls) is bounded, or is made from a function that is itself so bounded, its sites
+/// are under the callers' deadline and its sleeps are raced. A function never called here
+/// may be called from anywhere: nothing is assumed.
+fn outer_bound(facts: &mut Facts, private: &HashSet<usize>, calls: &[Call]) {
+    // The item function a body belongs to (closures and async blocks run for their item).
+    let item_of = |mut f: usize| {
+        while facts.functions[f].kind != FnKind::Item {
+            match facts.functions[f].parent {
+                Some(p) => f = p,
+                None => break,
+            }
+        }
+        f
+    };
+    let mut facts_hidden = BTreeSet::new();
+    // A private function with a site whose callers, as parsed, bound it (or are not seen at
+    // all) would be judged otherwise if the file held other calls: its name is hidden-sensitive.
+    for &f in private {
+        let has_site = facts
+            .sites
+            .iter()
+            .any(|s| s.deadline.is_none() && s.function.is_some_and(|g| item_of(g) == f));
+        if has_site {
+            let name = &facts.functions[f].name;
+            let seen = calls
+                .iter()
+                .filter(|c| &c.name == name && c.from.map(item_of) != Some(f));
+            if seen.clone().all(|c| c.bounded) {
+                facts_hidden.insert(name.clone());
+            }
+        }
+    }
+    let mut bounded: HashSet<usize> = HashSet::new();
+    // Callers of callers, a few levels up; each round can only add functions.
+    for _ in 0..3 {
+        let mut grew = false;
+        for &f in private {
+            if bounded.contains(&f) {
+                continue;
+            }
+            let name = &facts.functions[f].name;
+            let mut any = false;
+            let mut all = true;
+            for c in calls.iter().filter(|c| &c.name == name) {
+                let from = c.from.map(item_of);
+                if from == Some(f) {
+                    continue; // recursion: bounded as the outer call is
+                }
+                any = true;
+                all &= c.bounded || from.is_some_and(|g| bounded.contains(&g));
+            }
+            if any && all {
+                bounded.insert(f);
+                grew = true;
+            }
+        }
+        if !grew {
+            break;
+        }
+    }
+    let under: Vec<bool> = (0..facts.functions.len())
+        .map(|f| bounded.contains(&item_of(f)))
+        .collect();
+    let in_bounded = |f: Option<usize>| f.is_some_and(|f| under[f]);
+    for site in &mut facts.sites {
+        if site.deadline.is_none() && in_bounded(site.function) {
+            site.deadline = Some(Deadline::Outer);
+        }
+    }
+    for sleep in &mut facts.sleeps {
+        if in_bounded(sleep.function) {
+            sleep.raced = true;
+        }
+    }
+    facts.hidden_callers.extend(facts_hidden);
+}
+
 fn struct_cancel_fields(
     file: &syn::File,
     apis: &Apis,

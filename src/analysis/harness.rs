@@ -479,4 +479,91 @@ async fn drain(rx: &mut Rx) {
         fixed-delay 36:13 site=#1
         ");
     }
+
+    /// A private function whose every call in the file runs under a deadline or raced in
+    /// `select!` has its sites under the callers' deadline and its sleeps raced (RULES.md: "the
+    /// site, or the function containing it, is the future inside timeout"), through a caller
+    /// that is itself so bounded too. The near misses: a `pub` function (callable from
+    /// anywhere), one whose other call is bare, and a trait method (callable through the trait).
+    #[test]
+    fn a_private_function_whose_callers_all_bound_it() {
+        insta::assert_snapshot!(check(
+            "async fn connect(addr: &str) -> Conn {
+    loop {
+        match Conn::open(addr).await {
+            Ok(c) => return c,
+            Err(_) => tokio::time::sleep(Duration::from_secs(1)).await,
+        }
+    }
+}
+
+async fn via(addr: &str) -> Conn {
+    connect(addr).await
+}
+
+pub async fn start(addr: &str) -> Option<Conn> {
+    tokio::time::timeout(Duration::from_secs(30), via(addr)).await.ok()
+}
+
+pub async fn open(addr: &str) -> Conn {
+    loop {
+        match Conn::open(addr).await {
+            Ok(c) => return c,
+            Err(_) => tokio::time::sleep(Duration::from_secs(1)).await,
+        }
+    }
+}
+
+async fn dial(addr: &str) -> Conn {
+    loop {
+        match Conn::open(addr).await {
+            Ok(c) => return c,
+            Err(_) => tokio::time::sleep(Duration::from_secs(1)).await,
+        }
+    }
+}
+
+impl Pool {
+    async fn next(&mut self) -> Option<Conn> {
+        tokio::select! {
+            _ = self.shutdown.cancelled() => None,
+            c = dial(&self.addr) => Some(c),
+            d = open(&self.addr) => Some(d),
+        }
+    }
+
+    async fn fill(&mut self) {
+        self.conns.push(dial(&self.addr).await);
+    }
+}
+
+impl Stream for Pool {
+    fn poll_next(&mut self) -> Option<Conn> {
+        loop {
+            match self.try_conn() {
+                Ok(c) => return Some(c),
+                Err(_) => std::thread::sleep(Duration::from_secs(1)),
+            }
+        }
+    }
+}
+
+async fn drive(p: &mut Pool) {
+    tokio::time::timeout(Duration::from_secs(5), p.poll_next()).await;
+}"
+        ), @r"
+        site #0 2:5 loop cap=none deadline=outer ungated-round=7:5
+        site #1 19:5 loop cap=none deadline=- ungated-round=24:5
+        site #2 28:5 loop cap=none deadline=- ungated-round=33:5
+        site #3 52:9 loop cap=none deadline=- ungated-round=57:9
+        sleep 5:23 tokio::time::sleep(Duration::from_secs(1)) site=#0 raced
+        sleep 22:23 tokio::time::sleep(Duration::from_secs(1)) site=#1
+        sleep 31:23 tokio::time::sleep(Duration::from_secs(1)) site=#2
+        sleep 55:27 std::thread::sleep(Duration::from_secs(1)) site=#3 blocking
+        fixed-delay 5:23 site=#0
+        fixed-delay 22:23 site=#1
+        fixed-delay 31:23 site=#2
+        fixed-delay 55:27 site=#3
+        ");
+    }
 }

@@ -61,6 +61,15 @@ pub struct Facts {
     pub nested_retries: Vec<NestedRetry>,
     /// Functions of this file that retry the callable they are given ([`wrappers`]).
     pub wrappers: Vec<wrappers::Wrapper>,
+    /// Names whose definition elsewhere in the file could change these facts: helpers a retry
+    /// loop asks whether to go on that the parsed text does not define (a helper that decides
+    /// on a bound is the loop's gate). A run that parsed a masked text parses the whole file
+    /// when the whole file defines one of them (`lint.rs`): the findings are the whole file's.
+    pub hidden_callees: BTreeSet<String>,
+    /// Names whose other mentions in the file could change these facts: private functions
+    /// with a retry site whose callers, all seen bounded or none seen, decide whether the site
+    /// is under their deadline. Parsed whole when the whole file mentions one more often.
+    pub hidden_callers: BTreeSet<String>,
 }
 
 /// A retry site whose operation goes through a client that retries by itself.

@@ -106,6 +106,7 @@ pub(super) fn flow(
         flags: BTreeSet::new(),
         gated_macros: BTreeSet::new(),
         checkers,
+        asked: std::cell::RefCell::default(),
         apis,
     };
     gates.gated_macros = gated_macros(body, &gates);
@@ -132,11 +133,12 @@ pub(super) fn flow(
             gated_elsewhere: w.saw_gate,
         }),
         only_after_success: w.rounds.reach() && !w.rounds.maybe_failed(),
+        asked: gates.asked.take(),
     }
 }
 
 /// What the ways round of a loop body tell about the loop.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(super) struct Flow {
     /// The first way round that no gate stands on.
     pub ungated: Option<Round>,
@@ -144,6 +146,8 @@ pub(super) struct Flow {
     /// unclassified decision: the loop repeats work that went well (a heartbeat's next ping,
     /// the next message), so it is no retry site, whatever else it does on failure.
     pub only_after_success: bool,
+    /// The calls asked whether they are a gate that no word made one (`Gates::asked`).
+    pub asked: BTreeSet<String>,
 }
 
 /// A way round that no gate stands on.
@@ -165,6 +169,9 @@ struct Gates<'a> {
     gated_macros: BTreeSet<String>,
     /// The file's own functions that decide on a bound and can give up (see [`bound_checkers`]).
     checkers: &'a BTreeSet<String>,
+    /// Calls asked about that no word makes a gate: one of the file's that the parsed text
+    /// does not hold may be a checker ([`super::Facts::hidden_callees`]).
+    asked: std::cell::RefCell<BTreeSet<String>>,
     apis: &'a Apis,
 }
 
@@ -230,13 +237,19 @@ impl Gates<'_> {
 /// test of its answer, in a retry loop is the loop's gate, as `should_retry(n)` is: nats'
 /// `let servers = self.get_servers()?` fails once every server has used its reconnects. The
 /// same names elsewhere in the crate are not followed: a helper in another file is no gate.
-pub(super) fn bound_checkers(file: &syn::File, apis: &Apis) -> BTreeSet<String> {
+/// Also returns every function name the file defines.
+pub(super) fn bound_checkers(
+    file: &syn::File,
+    apis: &Apis,
+) -> (BTreeSet<String>, BTreeSet<String>) {
     struct V<'a> {
         apis: &'a Apis,
         out: BTreeSet<String>,
+        defined: BTreeSet<String>,
     }
     impl V<'_> {
         fn function(&mut self, sig: &syn::Signature, body: &Block) {
+            self.defined.insert(sig.ident.to_string());
             let gives_up = match &sig.output {
                 syn::ReturnType::Type(_, ty) => match &**ty {
                     syn::Type::Path(p) => p.path.segments.last().is_some_and(|s| {
@@ -272,9 +285,9 @@ pub(super) fn bound_checkers(file: &syn::File, apis: &Apis) -> BTreeSet<String> 
             }
         }
     }
-    /// A decision against a maximum, a deadline or a budget: an `if` condition or a match
-    /// guard comparing with one (`Some(max) if reconnects < max`, often inside a closure), or
-    /// a strategy asked whether to go on. A comparison that only reads data
+    /// A decision against a maximum, a deadline or a budget, outside any loop of the helper:
+    /// an `if` condition or a match guard comparing with one (`Some(max) if reconnects < max`,
+    /// often inside a closure), or a strategy asked whether to go on. A comparison that only reads data
     /// (`(m.delivery_attempt > 0).then_some(..)`) decides nothing.
     struct Decides<'a> {
         apis: &'a Apis,
@@ -282,24 +295,29 @@ pub(super) fn bound_checkers(file: &syn::File, apis: &Apis) -> BTreeSet<String> 
     }
     impl Decides<'_> {
         fn condition(&mut self, cond: &Expr) {
-            struct Cmp(bool);
-            impl<'ast> Visit<'ast> for Cmp {
+            struct Cmp<'a>(&'a [String], bool);
+            impl<'ast> Visit<'ast> for Cmp<'_> {
                 fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
                     use syn::BinOp::{Ge, Gt, Le, Lt};
                     if matches!(b.op, Lt(_) | Le(_) | Gt(_) | Ge(_)) {
                         let mut w = ident_words_of(&*b.left);
                         w.extend(ident_words_of(&*b.right));
-                        self.0 |= w.iter().any(|w| LIMIT_WORDS.contains(&w.as_str()));
+                        self.1 |= w.iter().any(|w| self.0.contains(w));
                     }
                     visit::visit_expr_binary(self, b);
                 }
             }
-            let mut c = Cmp(false);
+            let mut c = Cmp(&self.apis.retry.limit_words, false);
             c.visit_expr(cond);
-            self.found |= c.0;
+            self.found |= c.1;
         }
     }
     impl<'ast> Visit<'ast> for Decides<'_> {
+        // A decision inside the helper's own loop decides that loop (a helper that retries
+        // by itself and gives up at its own maximum bounds its own attempts, not its caller's).
+        fn visit_expr_loop(&mut self, _: &'ast syn::ExprLoop) {}
+        fn visit_expr_while(&mut self, _: &'ast syn::ExprWhile) {}
+        fn visit_expr_for_loop(&mut self, _: &'ast syn::ExprForLoop) {}
         fn visit_expr_if(&mut self, e: &'ast syn::ExprIf) {
             self.condition(&e.cond);
             visit::visit_expr_if(self, e);
@@ -319,23 +337,11 @@ pub(super) fn bound_checkers(file: &syn::File, apis: &Apis) -> BTreeSet<String> 
     let mut v = V {
         apis,
         out: BTreeSet::new(),
+        defined: BTreeSet::new(),
     };
     v.visit_file(file);
-    v.out
+    (v.out, v.defined)
 }
-
-/// Words of a compared operand that make the comparison one against a bound on attempts, time
-/// or budget (not merely one of a count: `delivery_attempt > 0` reads a message).
-const LIMIT_WORDS: &[&str] = &[
-    "max",
-    "maximum",
-    "limit",
-    "budget",
-    "deadline",
-    "remaining",
-    "elapsed",
-    "exhausted",
-];
 
 fn strip(mut e: &Expr) -> &Expr {
     loop {
@@ -491,6 +497,7 @@ impl GateScan<'_, '_> {
         {
             return true;
         }
+        self.gates.asked.borrow_mut().insert(name.to_string());
         // A counter passed on: the callee decides with it (`self.check(attempt)?`).
         let counters = &self.gates.counters;
         args.into_iter()

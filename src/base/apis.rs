@@ -145,6 +145,10 @@ pub struct Retry {
     /// Calls that bound a loop.
     #[serde(default)]
     pub bounding_methods: Vec<String>,
+    /// Words of a compared operand that make the comparison one against a bound on attempts,
+    /// time or budget (`n < max_reconnects`), not merely one of a count (`delivery_attempt > 0`).
+    #[serde(default)]
+    pub limit_words: Vec<String>,
     /// Calls that make a loop an in-memory retry (compare-and-swap, spin), never a retry site.
     #[serde(default)]
     pub local_retry_calls: Vec<String>,
@@ -335,6 +339,7 @@ impl Apis {
         self.retry
             .bounding_methods
             .extend(other.retry.bounding_methods);
+        self.retry.limit_words.extend(other.retry.limit_words);
         self.retry
             .retrying_clients
             .extend(other.retry.retrying_clients);

@@ -226,7 +226,10 @@ impl Prefilter {
         }
         // Every pass keeps the items naming a cancellation type or a deadline wrapper: a local
         // `fn timeout` shadows a glob-imported `tokio::time::timeout`, so items naming a
-        // deadline wrapper must be seen wherever it is called.
+        // deadline wrapper must be seen wherever it is called. And the items that race futures
+        // in `select!`: a call there (or under a deadline wrapper) bounds a private function's
+        // retry site (`Facts::hidden_callers` covers the other calls).
+        context.extend(["select".to_string(), "select_biased".to_string()].map(|w| (w, all, 0)));
         context.extend(
             apis.cancellation
                 .types
