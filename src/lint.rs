@@ -394,32 +394,36 @@ fn lint_parsed(src: &SourceFile, config: &Config, pass: Pass) -> FileReport {
     FileReport::analysed(diagnostics, &facts, tests, wrappers)
 }
 
-/// How often `name` occurs in `text` as a whole identifier (comments and literals included:
-/// counting too many only parses a file whole that did not need it).
-fn mentions(text: &str, name: &str) -> usize {
-    let ident = |c: char| c.is_alphanumeric() || c == '_';
-    text.match_indices(name)
-        .filter(|&(i, _)| {
-            !text[..i].chars().next_back().is_some_and(ident)
-                && !text[i + name.len()..].chars().next().is_some_and(ident)
-        })
-        .count()
+fn ident_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
 }
 
-/// Does `text` hold `fn name` (anywhere: a comment only costs a whole parse)?
-fn defines(text: &str, name: &str) -> bool {
-    text.match_indices(name).any(|(i, _)| {
-        let before = text[..i].trim_end();
-        before.len() < text[..i].len()
-            && before.ends_with("fn")
-            && !before[..before.len() - 2]
-                .chars()
-                .next_back()
-                .is_some_and(|c| c.is_alphanumeric() || c == '_')
+/// Where `name` occurs in `text` as a whole identifier (comments and literals included:
+/// counting too many only parses a file whole that did not need it).
+fn occurrences<'t>(text: &'t str, name: &'t str) -> impl Iterator<Item = usize> + 't {
+    text.match_indices(name).map(|(i, _)| i).filter(move |&i| {
+        !text[..i].chars().next_back().is_some_and(ident_char)
             && !text[i + name.len()..]
                 .chars()
                 .next()
-                .is_some_and(|c| c.is_alphanumeric() || c == '_')
+                .is_some_and(ident_char)
+    })
+}
+
+/// How often `name` occurs in `text`.
+fn mentions(text: &str, name: &str) -> usize {
+    occurrences(text, name).count()
+}
+
+/// Does `text` hold `fn name`?
+fn defines(text: &str, name: &str) -> bool {
+    occurrences(text, name).any(|i| {
+        let before = &text[..i];
+        let keyword = before.trim_end();
+        keyword.len() < before.len()
+            && keyword
+                .strip_suffix("fn")
+                .is_some_and(|rest| !rest.chars().next_back().is_some_and(ident_char))
     })
 }
 
@@ -512,4 +516,18 @@ pub fn sort(diags: &mut [Diagnostic]) {
             b.rule.name,
         ))
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{defines, mentions};
+
+    #[test]
+    fn names_are_whole_identifiers() {
+        let text = "fn send() {}\nfn resend() { send(); self.send_all(); }\n// pub fn\nfn\n  left() {}";
+        assert_eq!(mentions(text, "send"), 2);
+        assert!(defines(text, "send") && defines(text, "left"));
+        assert!(!defines(text, "send_all") && !defines(text, "resend_x"));
+        assert!(!defines("selffn send()", "send"));
+    }
 }

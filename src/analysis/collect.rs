@@ -1179,21 +1179,11 @@ impl<'ast> Visit<'ast> for Collector<'_> {
             // unbounded one (`join!(connect(a), ..)`), so none of them is known bounded.
             let bounded = std::mem::replace(&mut self.raced, 0);
             let deadline = std::mem::replace(&mut self.deadline, 0);
-            note_idents(mac.tokens.clone(), &mut |name| self.note_call(name));
+            super::words::for_each_ident(mac.tokens.clone(), &mut |i| {
+                self.note_call(i.to_string());
+            });
             (self.raced, self.deadline) = (bounded, deadline);
             visit::visit_macro(self, mac);
-        }
-    }
-}
-
-/// Per-struct fields whose type is a cancellation source.
-/// The names in a macro's tokens, nested groups included.
-fn note_idents(ts: proc_macro2::TokenStream, note: &mut impl FnMut(String)) {
-    for t in ts {
-        match t {
-            proc_macro2::TokenTree::Ident(i) => note(i.to_string()),
-            proc_macro2::TokenTree::Group(g) => note_idents(g.stream(), note),
-            _ => {}
         }
     }
 }
@@ -1280,6 +1270,7 @@ fn outer_bound(facts: &mut Facts, private: &HashSet<usize>, calls: &[Call]) {
     facts.hidden_callers.extend(facts_hidden);
 }
 
+/// Per-struct fields whose type is a cancellation source.
 fn struct_cancel_fields(
     file: &syn::File,
     apis: &Apis,

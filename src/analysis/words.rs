@@ -77,10 +77,15 @@ fn tokens(ts: TokenStream, out: &mut BTreeSet<String>) {
 }
 
 fn idents(ts: TokenStream, out: &mut BTreeSet<String>) {
+    for_each_ident(ts, &mut |i| split_ident(&i.to_string(), out));
+}
+
+/// Every identifier of `ts`, nested groups included, whole (not split into words).
+pub fn for_each_ident(ts: TokenStream, f: &mut impl FnMut(&proc_macro2::Ident)) {
     for tt in ts {
         match tt {
-            TokenTree::Ident(i) => split_ident(&i.to_string(), out),
-            TokenTree::Group(g) => idents(g.stream(), out),
+            TokenTree::Ident(i) => f(&i),
+            TokenTree::Group(g) => for_each_ident(g.stream(), f),
             _ => {}
         }
     }
