@@ -524,7 +524,8 @@ mod tests {
 
     #[test]
     fn names_are_whole_identifiers() {
-        let text = "fn send() {}\nfn resend() { send(); self.send_all(); }\n// pub fn\nfn\n  left() {}";
+        let text =
+            "fn send() {}\nfn resend() { send(); self.send_all(); }\n// pub fn\nfn\n  left() {}";
         assert_eq!(mentions(text, "send"), 2);
         assert!(defines(text, "send") && defines(text, "left"));
         assert!(!defines(text, "send_all") && !defines(text, "resend_x"));
