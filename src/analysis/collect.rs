@@ -570,12 +570,24 @@ impl Collector<'_> {
         }
         let mut header_words = header.map(words_of).unwrap_or_default();
         words.append(&mut header_words.clone());
+        // The function's own name says what its loop is for (`retry_on_connection_loss`,
+        // `connect_with_retries`), as it does for a recursive retry.
+        let mut fn_words = BTreeSet::new();
+        if let Some(f) = self.fn_stack.last().map(|&f| &self.facts.functions[f]) {
+            if f.kind == FnKind::Item {
+                super::words::split_ident(&f.name, &mut fn_words);
+            }
+        }
         let retry_words = words.iter().any(|w| self.apis.is_evidence(w));
-        let evidence = retry_words || words.iter().any(|w| w == "sleep");
+        let evidence = retry_words
+            || words.iter().any(|w| w == "sleep")
+            || fn_words.iter().any(|w| self.apis.is_evidence(w));
         // Going round again after a failure is written three ways: `continue`, an `Err` or
         // status test, or an exit the outcome decides (`if !transient(&r) { return r }`) with
         // the body's end falling through to the next attempt. The third alone says nothing about
-        // a periodic loop, so it takes retry words (`attempt`, `retry`), not just a sleep.
+        // a periodic loop, so it takes retry words (`attempt`, `retry`) in the loop itself, not
+        // just a sleep or the function's name (an allocator's `alloc_retry` loop that moves on
+        // to the next free region falls through without failing).
         let falls_through = scan.has_exit && scan.tail_exit.is_none() && retry_words;
         if !evidence || !(scan.failure_path() || falls_through) || scan.has_tick || scan.local_retry
         {

@@ -566,4 +566,114 @@ async fn drive(p: &mut Pool) {
         fixed-delay 55:27 site=#3
         ");
     }
+
+    /// `return match decide(..) { .. }` evaluates the match before it leaves: a decision
+    /// handed the attempt counter at the top of the round is the gate of the `continue`s in its
+    /// arms, and handed the status it classifies (no status finding). Near misses: a decision
+    /// handed no status (its `Stop` answer still bounds the loop, the status finding stands),
+    /// and a returned match on the attempt itself, whose `continue` arm is an ungated round.
+    #[test]
+    fn a_returned_match_on_a_decision() {
+        insta::assert_snapshot!(check(
+            "async fn send(client: &Client, req: Req, policy: &Policy) -> Result<Bytes, E> {
+    let mut tries = 0;
+    let mut last_status = None;
+    let mut last_error = E::Invalid;
+    loop {
+        return match policy.decide(last_status, tries) {
+            Decision::Stop => Err(last_error),
+            Decision::Go(wait) => {
+                sleep(wait).await;
+                let resp = match client.request(req.clone()).await {
+                    Ok(r) => r,
+                    Err(e) => {
+                        last_error = e.into();
+                        tries += 1;
+                        continue;
+                    }
+                };
+                if !resp.status().is_success() {
+                    tries += 1;
+                    last_status = Some(resp.status());
+                    continue;
+                }
+                Ok(resp.bytes().await?)
+            }
+        };
+    }
+}
+
+async fn send_blind(client: &Client, req: Req, policy: &Policy) -> Result<Bytes, E> {
+    loop {
+        return match policy.decide() {
+            Decision::Stop => Err(E::Invalid),
+            Decision::Go(wait) => {
+                sleep(wait).await;
+                let resp = client.request(req.clone()).await?;
+                if !resp.status().is_success() {
+                    continue;
+                }
+                Ok(resp.bytes().await?)
+            }
+        };
+    }
+}
+
+async fn fetch_forever(client: &Client) -> Result<Bytes, E> {
+    loop {
+        return match client.fetch().await {
+            Err(_) => {
+                sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+            r => r,
+        };
+    }
+}
+"
+        ), @r"
+        site #0 5:5 loop cap=none deadline=- exits-on-failure
+        site #1 30:5 loop cap=none deadline=- exits-on-failure
+        site #2 46:5 loop cap=none deadline=- ungated-round=50:17
+        status 36:20 site=#1
+        fixed-delay 49:17 site=#2
+        ");
+    }
+
+    /// A loop whose body says nothing of retrying is one when its function is named for it
+    /// and it goes round on an error (`retry_on_connection_loss`). Near miss: an allocator's
+    /// `alloc_retry` loop that falls through to the next free region without failing.
+    #[test]
+    fn a_function_named_for_its_retry_loop() {
+        insta::assert_snapshot!(check(
+            "async fn retry_on_loss<T, F>(op: impl Fn() -> F) -> Result<T>
+where
+    F: Future<Output = Result<T>>,
+{
+    loop {
+        let fut = op();
+        return match fut.await {
+            Err(Error::ConnectionLoss) => continue,
+            r => r,
+        };
+    }
+}
+
+fn alloc_retry(state: &mut State, order: u8) -> Option<Page> {
+    loop {
+        let Some(region) = state.find_free(order) else {
+            return None;
+        };
+        if let Some(page) = state.region(region).alloc(order) {
+            return Some(page);
+        }
+        state.mark_full(order, region);
+    }
+}
+"
+        ), @r"
+        site #0 5:5 loop cap=none deadline=- ungated-round=8:43
+        wrapper retry_on_loss param=0 cap=None site=5:5
+        ");
+    }
 }

@@ -744,6 +744,53 @@ impl Walk<'_, '_> {
         })
     }
 
+    /// Some path through `e` goes round this loop (a `continue` of it, not of a loop in `e`).
+    fn goes_round(&self, e: &Expr) -> bool {
+        struct V<'w> {
+            label: Option<&'w str>,
+            /// Unlabelled `continue` reaches us: no loop around it, here or in the walk.
+            bare: bool,
+            depth: usize,
+            found: bool,
+        }
+        impl<'ast> Visit<'ast> for V<'_> {
+            fn visit_item(&mut self, _: &'ast syn::Item) {}
+            fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+            fn visit_expr_async(&mut self, _: &'ast syn::ExprAsync) {}
+            fn visit_expr_continue(&mut self, c: &'ast syn::ExprContinue) {
+                self.found |= match &c.label {
+                    Some(l) => self.label == Some(l.ident.to_string().as_str()),
+                    None => self.bare && self.depth == 0,
+                };
+            }
+            fn visit_expr_loop(&mut self, l: &'ast syn::ExprLoop) {
+                self.depth += 1;
+                visit::visit_expr_loop(self, l);
+                self.depth -= 1;
+            }
+            fn visit_expr_while(&mut self, w: &'ast syn::ExprWhile) {
+                self.visit_expr(&w.cond);
+                self.depth += 1;
+                self.visit_block(&w.body);
+                self.depth -= 1;
+            }
+            fn visit_expr_for_loop(&mut self, f: &'ast syn::ExprForLoop) {
+                self.visit_expr(&f.expr);
+                self.depth += 1;
+                self.visit_block(&f.body);
+                self.depth -= 1;
+            }
+        }
+        let mut v = V {
+            label: self.label.as_deref(),
+            bare: self.inner.is_empty(),
+            depth: 0,
+            found: false,
+        };
+        v.visit_expr(e);
+        v.found
+    }
+
     /// The inner loop a `break` or `continue` with this label acts on, if it is one.
     fn inner_target(&mut self, label: Option<&syn::Lifetime>) -> Option<&mut InnerLoop> {
         match label {
@@ -781,15 +828,18 @@ impl Walk<'_, '_> {
         match e {
             Expr::Paren(p) => self.expr(&p.expr, st, rest_leaves),
             Expr::Return(r) => {
+                // `return match decide(n) { Stop => Err(e), Go => { ..; continue } }`: the value
+                // is evaluated first, and whatever it does not divert leaves with it.
                 if let Some(v) = &r.expr {
-                    self.expr(v, st, rest_leaves);
+                    self.expr(v, st, true);
                 }
                 self.left();
                 St::GONE
             }
             Expr::Break(b) => {
+                let out = self.targets_us(b.label.as_ref()) || self.leaves_us(b.label.as_ref());
                 let st = match &b.expr {
-                    Some(v) => self.expr(v, st, rest_leaves),
+                    Some(v) => self.expr(v, st, rest_leaves || out),
                     None => st,
                 };
                 if self.targets_us(b.label.as_ref()) || self.leaves_us(b.label.as_ref()) {
@@ -916,7 +966,13 @@ impl Walk<'_, '_> {
         if !st.reach() {
             return st;
         }
-        let leaving: Vec<bool> = m.arms.iter().map(|a| self.leaves(&a.body)).collect();
+        // An arm leaves by itself, or, when what follows the `match` leaves (the value of a
+        // `return`), by ending without going round.
+        let leaving: Vec<bool> = m
+            .arms
+            .iter()
+            .map(|a| self.leaves(&a.body) || (rest_leaves && !self.goes_round(&a.body)))
+            .collect();
         let any_leaves = leaving.iter().any(|&l| l);
         // A match on an error or a retry code: its arms that stay are the failures it retries.
         let on_failure = FAILURE_WORDS_IN_VALUE

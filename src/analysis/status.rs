@@ -574,6 +574,7 @@ impl<'ast> Visit<'ast> for Scan {
     }
 
     fn visit_expr_if(&mut self, i: &'ast syn::ExprIf) {
+        self.classified |= asks_with_status(&i.cond);
         if self.branch(&i.cond, &i.then_branch) {
             let to = self.block_ends.last().copied().unwrap_or((usize::MAX, 0));
             self.success_rest = Some((end_of(i.then_branch.span()), to));
@@ -588,6 +589,7 @@ impl<'ast> Visit<'ast> for Scan {
     }
 
     fn visit_expr_match(&mut self, m: &'ast syn::ExprMatch) {
+        self.classified |= asks_with_status(&m.expr);
         for arm in &m.arms {
             let body = syn::Block {
                 brace_token: syn::token::Brace::default(),
@@ -781,6 +783,40 @@ fn classes(cond: &Expr) -> Vec<(Class, proc_macro2::Span, bool)> {
     v.visit_expr(cond);
     // `if let Some(x) = ..` binds, it does not test a status.
     v.out
+}
+
+/// A decision handed the status (`match strategy.test(last_status, tries)`, `if
+/// policy.decide(resp.status())`): the callee classifies, and what it retries is not seen here,
+/// so the site is not judged to retry every status. Not a constructor (`Some(status)`), a
+/// conversion (`u16::from(status)`) or a call the words already class (`is_success(s)`).
+fn asks_with_status(cond: &Expr) -> bool {
+    struct V(bool);
+    impl<'ast> Visit<'ast> for V {
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+            if let Expr::Path(p) = &*c.func {
+                if let Some(last) = p.path.segments.last() {
+                    let name = last.ident.to_string();
+                    self.0 |= asks(&name, c.args.iter());
+                }
+            }
+            visit::visit_expr_call(self, c);
+        }
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            self.0 |= asks(&m.method.to_string(), m.args.iter());
+            visit::visit_expr_method_call(self, m);
+        }
+    }
+    fn asks<'e>(name: &str, mut args: impl Iterator<Item = &'e Expr>) -> bool {
+        let constructor = name.starts_with(|c: char| c.is_ascii_uppercase());
+        let conversion = matches!(name, "from" | "try_from" | "into" | "try_into" | "as_u16");
+        let classed = word_class(name).is_some() || name.contains("success");
+        !(constructor || conversion || classed)
+            && args.any(|a| ident_words_of(a).contains("status"))
+    }
+    let mut v = V(false);
+    v.visit_expr(cond);
+    v.0
 }
 
 fn word_class(name: &str) -> Option<Class> {
