@@ -21,10 +21,14 @@
 //! an error (`if !status.is_success() { return Err(..) }`) makes the site retry 4xx, and the
 //! finding points at that test.
 //!
+//! A decision in a condition or a `match` scrutinee that is handed the status
+//! (`match strategy.test(last_status, tries)`) classifies it where this file cannot see: the site
+//! is not judged.
+//!
 //! Deliberately absent: error types classified elsewhere (a site that retries every `Err` with no
 //! status test in sight is not judged here: its error may already be classified), helpers in
 //! other files, and classification in another function unless its name says so
-//! (`is_retryable(&e)`).
+//! (`is_retryable(&e)`) or it is handed the status.
 
 use std::collections::{HashMap, HashSet};
 
