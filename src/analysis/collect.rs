@@ -572,16 +572,17 @@ impl Collector<'_> {
         words.append(&mut header_words.clone());
         // The function's own name says what its loop is for (`retry_on_connection_loss`,
         // `connect_with_retries`), as it does for a recursive retry.
-        let mut fn_words = BTreeSet::new();
-        if let Some(f) = self.fn_stack.last().map(|&f| &self.facts.functions[f]) {
-            if f.kind == FnKind::Item {
-                super::words::split_ident(&f.name, &mut fn_words);
+        let named_for_it = || {
+            let mut fn_words = BTreeSet::new();
+            if let Some(f) = self.fn_stack.last().map(|&f| &self.facts.functions[f]) {
+                if f.kind == FnKind::Item {
+                    super::words::split_ident(&f.name, &mut fn_words);
+                }
             }
-        }
+            fn_words.iter().any(|w| self.apis.is_evidence(w))
+        };
         let retry_words = words.iter().any(|w| self.apis.is_evidence(w));
-        let evidence = retry_words
-            || words.iter().any(|w| w == "sleep")
-            || fn_words.iter().any(|w| self.apis.is_evidence(w));
+        let evidence = retry_words || words.iter().any(|w| w == "sleep") || named_for_it();
         // Going round again after a failure is written three ways: `continue`, an `Err` or
         // status test, or an exit the outcome decides (`if !transient(&r) { return r }`) with
         // the body's end falling through to the next attempt. The third alone says nothing about

@@ -842,7 +842,7 @@ impl Walk<'_, '_> {
                     Some(v) => self.expr(v, st, rest_leaves || out),
                     None => st,
                 };
-                if self.targets_us(b.label.as_ref()) || self.leaves_us(b.label.as_ref()) {
+                if out {
                     self.left();
                 } else if let Some(i) = self.inner_target(b.label.as_ref()) {
                     i.breaks = i.breaks.join(st);
