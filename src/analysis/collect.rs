@@ -1631,7 +1631,7 @@ fn strip_parens(mut e: &Expr) -> &Expr {
     e
 }
 
-fn int_lit(e: &Expr) -> Option<u64> {
+pub(super) fn int_lit(e: &Expr) -> Option<u64> {
     match strip_parens(e) {
         Expr::Lit(syn::ExprLit {
             lit: syn::Lit::Int(i),

@@ -480,6 +480,73 @@ async fn drain(rx: &mut Rx) {
         ");
     }
 
+    /// A budget that counts down is a bound as a maximum is: the helper that fails once its
+    /// rounds are spent (`if self.rounds_remaining == 0 { return Err(..) }`) gates the loop that
+    /// asks it, and a call handed the budget or the deadline kept across the rounds spends it
+    /// and fails when it is gone. The near misses: a helper whose zero test reads data (an empty
+    /// batch), and a call handed only the per-attempt `timeout`.
+    #[test]
+    fn a_budget_that_counts_down_or_is_handed_on_is_a_gate() {
+        insta::assert_snapshot!(check(
+            "impl Budget {
+    fn before_round(&mut self) -> Result<(), Stop> {
+        if self.rounds_remaining == 0 { return Err(Stop::Exhausted); }
+        self.rounds_remaining -= 1;
+        Ok(())
+    }
+    fn before_batch(&mut self) -> Result<(), Stop> {
+        if self.batch.len() == 0 { return Err(Stop::Empty); }
+        Ok(())
+    }
+}
+impl Reader {
+    fn reconnect(&mut self, budget: &mut Budget) -> Result<Conn> {
+        loop {
+            match budget.before_round() { Ok(()) => {} Err(_) => break }
+            if let Ok(c) = self.dial() { return Ok(c); }
+            std::thread::sleep(BACKOFF);
+        }
+        Err(gave_up())
+    }
+    fn drain(&mut self, budget: &mut Budget) -> Result<Conn> {
+        loop {
+            match budget.before_batch() { Ok(()) => {} Err(_) => break }
+            if let Ok(c) = self.dial() { return Ok(c); }
+            std::thread::sleep(BACKOFF);
+        }
+        Err(gave_up())
+    }
+    fn replay(&mut self) -> Result<()> {
+        loop {
+            self.reconnect(&mut self.failover_budget)?;
+            match self.send_query() { Ok(()) => return Ok(()), Err(_) => continue }
+            std::thread::sleep(BACKOFF);
+        }
+    }
+    fn resend(&mut self) -> Result<()> {
+        loop {
+            self.connect_within(self.timeout)?;
+            match self.send_query() { Ok(()) => return Ok(()), Err(_) => continue }
+            std::thread::sleep(BACKOFF);
+        }
+    }
+}"
+        ), @r"
+        site #0 14:9 loop cap=none deadline=- exits-on-failure
+        site #1 22:9 loop cap=none deadline=- exits-on-failure ungated-round=26:9
+        site #2 30:9 loop cap=none deadline=- exits-on-failure
+        site #3 37:9 loop cap=none deadline=- exits-on-failure ungated-round=39:74
+        sleep 17:13 std::thread::sleep(BACKOFF) site=#0 blocking
+        sleep 25:13 std::thread::sleep(BACKOFF) site=#1 blocking
+        sleep 33:13 std::thread::sleep(BACKOFF) site=#2 blocking
+        sleep 40:13 std::thread::sleep(BACKOFF) site=#3 blocking
+        fixed-delay 17:13 site=#0
+        fixed-delay 25:13 site=#1
+        fixed-delay 33:13 site=#2
+        fixed-delay 40:13 site=#3
+        ");
+    }
+
     /// A private function whose every call in the file runs under a deadline or raced in
     /// `select!` has its sites under the callers' deadline and its sleeps raced (RULES.md: "the
     /// site, or the function containing it, is the future inside timeout"), through a caller

@@ -63,6 +63,9 @@ const GATE_WORDS: &[&str] = &[
     "num",
     "exhausted",
 ];
+/// Words of a bound that a call can be handed and spend: a per-attempt `timeout` is not one.
+const SPENT_BOUND_WORDS: &[&str] = &["budget", "deadline"];
+
 /// Words of a called function or method that make its call a decision about the bound
 /// (`should_retry`, `has_attempts_left`, `check_budget`, `handle_retry_error`).
 const GATE_CALL_WORDS: &[&str] = &[
@@ -233,7 +236,8 @@ impl Gates<'_> {
 
 /// The file's functions and methods that decide on a bound and can give up: they return a
 /// `Result` or an `Option` and their body compares a count, a maximum, a deadline or a budget
-/// (`Some(max) if reconnects < max => ..`), or asks a strategy. A `?` on a call of one, or a
+/// (`Some(max) if reconnects < max => ..`), tests one counted down to zero
+/// (`if self.rounds_remaining == 0 { return Err(Exhausted) }`), or asks a strategy. A `?` on a call of one, or a
 /// test of its answer, in a retry loop is the loop's gate, as `should_retry(n)` is: nats'
 /// `let servers = self.get_servers()?` fails once every server has used its reconnects. The
 /// same names elsewhere in the crate are not followed: a helper in another file is no gate.
@@ -298,8 +302,14 @@ pub(super) fn bound_checkers(
             struct Cmp<'a>(&'a [String], bool);
             impl<'ast> Visit<'ast> for Cmp<'_> {
                 fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
-                    use syn::BinOp::{Ge, Gt, Le, Lt};
-                    if matches!(b.op, Lt(_) | Le(_) | Gt(_) | Ge(_)) {
+                    use syn::BinOp::{Eq, Ge, Gt, Le, Lt, Ne};
+                    // A count down to zero is a maximum too: `if self.rounds_remaining == 0
+                    // { return Err(Exhausted) }` then `rounds_remaining -= 1`.
+                    let to_zero = matches!(b.op, Eq(_) | Ne(_))
+                        && [&*b.left, &*b.right]
+                            .into_iter()
+                            .any(|e| super::collect::int_lit(e) == Some(0));
+                    if to_zero || matches!(b.op, Lt(_) | Le(_) | Gt(_) | Ge(_)) {
                         let mut w = ident_words_of(&*b.left);
                         w.extend(ident_words_of(&*b.right));
                         self.1 |= w.iter().any(|w| self.0.contains(w));
@@ -498,10 +508,15 @@ impl GateScan<'_, '_> {
             return true;
         }
         self.gates.asked.borrow_mut().insert(name.to_string());
-        // A counter passed on: the callee decides with it (`self.check(attempt)?`).
+        // A counter passed on: the callee decides with it (`self.check(attempt)?`). So does a
+        // budget or a deadline handed to it (`reconnect(&mut self.failover_budget)?`): one
+        // kept across the rounds, that the callee spends and fails on once it is gone.
         let counters = &self.gates.counters;
-        args.into_iter()
-            .any(|a| ident_words_of(a).iter().any(|w| counters.contains(w)))
+        args.into_iter().any(|a| {
+            ident_words_of(a)
+                .iter()
+                .any(|w| counters.contains(w) || SPENT_BOUND_WORDS.contains(&w.as_str()))
+        })
     }
 }
 
