@@ -217,11 +217,13 @@ pub fn lint_as_cli(text: &str) -> (usize, bool, Option<std::time::Duration>) {
         .expect("no panic")
 }
 
-/// The CPU time the calling thread has run, from Linux's `/proc/thread-self/schedstat` (its
-/// first field, in nanoseconds); `None` elsewhere. Unlike the wall clock, it does not grow
-/// while other processes hold the cores.
+/// The CPU time the calling thread has run, from the platform's per-thread CPU clock
+/// (`CLOCK_THREAD_CPUTIME_ID`, Windows' thread times, through `cpu-time`); `None` where there
+/// is none. Unlike the wall clock, it does not grow while other processes hold the cores.
+/// (Linux's `/proc/thread-self/schedstat` was used first, but some kernels only bring it up to
+/// date at a context switch, so a run shorter than a time slice read as 0 ns.)
 pub fn thread_cpu_time() -> Option<std::time::Duration> {
-    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    let ns = stat.split_whitespace().next()?.parse().ok()?;
-    Some(std::time::Duration::from_nanos(ns))
+    cpu_time::ThreadTime::try_now()
+        .ok()
+        .map(|t| t.as_duration())
 }
