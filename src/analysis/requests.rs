@@ -6,6 +6,8 @@
 //! request builder of a helper). A client wrapped in a retrying middleware (`reqwest-retry`)
 //! and a tower retry `Policy` over HTTP requests are retry sites of their own. Values are
 //! followed by name within a function: the latest `let` of a name before its use is its value.
+//! A method that is a parameter (`request(method.clone(), url)`) is what the file's callers hand
+//! that parameter, followed up through their own parameters a few calls.
 //! Code under `#[cfg(test)]` / `#[test]` sends no production request and gives no finding.
 //!
 //! Deliberately absent: type inference (a reader is known by its constructor, a request by its
@@ -129,6 +131,9 @@ pub fn run(file: &syn::File, src: &SourceFile, apis: &Apis, facts: &Facts) -> Re
     }
     let mut scan = Scan::new(src, apis);
     scan.visit_file(file);
+    if !scan.param_methods.is_empty() {
+        scan.param_writes();
+    }
     if !scan.layer_fns.is_empty() {
         scan.factory_layers();
     }
@@ -213,6 +218,34 @@ fn toks_in(toks: &[Tok], span: Span) -> &[Tok] {
 struct Item {
     name: String,
     span: Span,
+    /// Its parameters after the receiver, by name (`_` for a pattern).
+    params: Vec<String>,
+    /// It takes `self`: a path call (`Self::f(self, m)`) hands the receiver first.
+    receiver: bool,
+}
+
+/// A request whose method is a parameter of its function (`self.inner.request(method.clone(),
+/// url)` in `fn execute(&self, method: Method, ..)`): what it sends is what the callers pass.
+struct ParamMethod {
+    item: usize,
+    param: usize,
+    span: Span,
+}
+
+/// A call handing a method on: a constant (`self.execute(Method::POST, ..)`) or a parameter of
+/// the caller's own function (`self.execute(method, ..)` inside `fn send(method, ..)`).
+struct MethodArg {
+    callee: String,
+    /// The argument's place after the receiver (a path call's receiver already taken off).
+    index: usize,
+    /// Whether the call is a method call (`x.f(..)`): then no receiver is among the arguments.
+    method_call: bool,
+    value: MethodValue,
+}
+
+enum MethodValue {
+    Const(String),
+    Param { item: usize, param: usize },
 }
 
 /// A `let` (or an assignment) of a name.
@@ -267,6 +300,10 @@ struct RawWrite {
     method: String,
     /// The receiver chain's root (`client`, or `self.client` as `self.` + field).
     base: Option<String>,
+    /// The method is a parameter that a caller hands a POST: only a request built inside the
+    /// retry site is re-sent with it (through a helper, the site's own call passes the method,
+    /// and that call is the write).
+    from_param: bool,
 }
 
 struct HeaderSet {
@@ -315,6 +352,8 @@ struct Scan<'a> {
     sinks: Vec<Span>,
     clones: Vec<TryClone>,
     writes: Vec<RawWrite>,
+    param_methods: Vec<ParamMethod>,
+    method_args: Vec<MethodArg>,
     headers: Vec<HeaderSet>,
     calls: Vec<(String, Span)>,
     policies: Vec<Policy>,
@@ -347,6 +386,8 @@ impl<'a> Scan<'a> {
             sinks: Vec::new(),
             clones: Vec::new(),
             writes: Vec::new(),
+            param_methods: Vec::new(),
+            method_args: Vec::new(),
             headers: Vec::new(),
             calls: Vec::new(),
             policies: Vec::new(),
@@ -399,10 +440,125 @@ impl<'a> Scan<'a> {
         })
     }
 
-    fn item(&mut self, name: String, span: proc_macro2::Span) -> usize {
+    fn item(&mut self, sig: &syn::Signature, span: proc_macro2::Span) -> usize {
         let span = self.span(span);
-        self.items.push(Item { name, span });
+        let mut params = Vec::new();
+        let mut receiver = false;
+        for input in &sig.inputs {
+            match input {
+                syn::FnArg::Receiver(_) => receiver = true,
+                syn::FnArg::Typed(t) => params.push(match &*t.pat {
+                    syn::Pat::Ident(i) => i.ident.to_string(),
+                    _ => "_".to_string(),
+                }),
+            }
+        }
+        self.items.push(Item {
+            name: sig.ident.to_string(),
+            span,
+            params,
+            receiver,
+        });
         self.items.len() - 1
+    }
+
+    /// The enclosing function's parameter that `e` names (through `&`, `.clone()`, `*`).
+    fn param_of(&self, e: &Expr) -> Option<(usize, usize)> {
+        let mut e = strip(e);
+        loop {
+            match e {
+                Expr::MethodCall(m) if m.method == "clone" && m.args.is_empty() => {
+                    e = strip(&m.receiver);
+                }
+                Expr::Reference(r) => e = strip(&r.expr),
+                Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => e = strip(&u.expr),
+                _ => break,
+            }
+        }
+        let name = single_ident(e)?;
+        let item = *self.item_stack.last()?;
+        let param = self.items[item].params.iter().position(|p| *p == name)?;
+        Some((item, param))
+    }
+
+    /// The arguments of a call that hand a method on, for [`Self::param_writes`].
+    fn method_args<'e>(
+        &mut self,
+        callee: &str,
+        args: impl Iterator<Item = &'e Expr>,
+        method_call: bool,
+    ) {
+        for (index, a) in args.enumerate() {
+            let value = match (self.is_method_const(a), self.param_of(a)) {
+                (Some(m), _) if !matches!(strip(a), Expr::Lit(_)) => MethodValue::Const(m),
+                (_, Some((item, param))) => MethodValue::Param { item, param },
+                _ => continue,
+            };
+            self.method_args.push(MethodArg {
+                callee: callee.to_string(),
+                index,
+                method_call,
+                value,
+            });
+        }
+    }
+
+    /// The requests whose method is a parameter, sent with a POST or PATCH that a caller in this
+    /// file hands in, directly or through the callers' own parameters (a few calls up). A
+    /// generic `execute(method, ..)` that retries is the usual shape of an SDK: its `post`
+    /// wrappers are where the method is written.
+    fn param_writes(&mut self) {
+        // (item, param) -> the methods that reach it.
+        let mut reach: HashMap<(usize, usize), Vec<String>> = HashMap::new();
+        for _ in 0..4 {
+            let mut grew = false;
+            for a in &self.method_args {
+                let methods: Vec<String> = match &a.value {
+                    MethodValue::Const(m) => vec![m.clone()],
+                    MethodValue::Param { item, param } => {
+                        reach.get(&(*item, *param)).cloned().unwrap_or_default()
+                    }
+                };
+                for (i, it) in self.items.iter().enumerate() {
+                    if it.name != a.callee {
+                        continue;
+                    }
+                    let index = if !a.method_call && it.receiver {
+                        match a.index.checked_sub(1) {
+                            Some(i) => i,
+                            None => continue,
+                        }
+                    } else {
+                        a.index
+                    };
+                    if index >= it.params.len() {
+                        continue;
+                    }
+                    let entry = reach.entry((i, index)).or_default();
+                    for m in &methods {
+                        if !entry.contains(m) {
+                            entry.push(m.clone());
+                            grew = true;
+                        }
+                    }
+                }
+            }
+            if !grew {
+                break;
+            }
+        }
+        for p in &self.param_methods {
+            if let Some(methods) = reach.get(&(p.item, p.param)) {
+                for m in methods {
+                    self.writes.push(RawWrite {
+                        span: p.span,
+                        method: m.to_ascii_uppercase(),
+                        base: None,
+                        from_param: true,
+                    });
+                }
+            }
+        }
     }
 
     fn bind(&mut self, name: String, at: Span, init: &Expr, assign: bool) {
@@ -568,7 +724,7 @@ impl<'ast> Visit<'ast> for Scan<'_> {
             self.test_code.push(self.span(i.span()));
         }
         self.layer_fn(&i.sig.ident, &i.block);
-        let idx = self.item(i.sig.ident.to_string(), i.span());
+        let idx = self.item(&i.sig, i.span());
         self.item_stack.push(idx);
         visit::visit_item_fn(self, i);
         self.item_stack.pop();
@@ -576,14 +732,14 @@ impl<'ast> Visit<'ast> for Scan<'_> {
 
     fn visit_impl_item_fn(&mut self, i: &'ast syn::ImplItemFn) {
         self.layer_fn(&i.sig.ident, &i.block);
-        let idx = self.item(i.sig.ident.to_string(), i.span());
+        let idx = self.item(&i.sig, i.span());
         self.item_stack.push(idx);
         visit::visit_impl_item_fn(self, i);
         self.item_stack.pop();
     }
 
     fn visit_trait_item_fn(&mut self, i: &'ast syn::TraitItemFn) {
-        let idx = self.item(i.sig.ident.to_string(), i.span());
+        let idx = self.item(&i.sig, i.span());
         self.item_stack.push(idx);
         visit::visit_trait_item_fn(self, i);
         self.item_stack.pop();
@@ -729,6 +885,14 @@ impl<'ast> Visit<'ast> for Scan<'_> {
             let segs = path_segments(&p.path);
             let last = segs.last().cloned().unwrap_or_default();
             self.calls.push((last.clone(), self.span(c.span())));
+            self.method_args(&last, c.args.iter(), false);
+            // `Request::new(method, url)`: the method is the first argument.
+            if segs.len() >= 2 && segs[segs.len() - 2] == "Request" && last == "new" {
+                if let Some((item, param)) = c.args.first().and_then(|a| self.param_of(a)) {
+                    let span = self.span(c.args[0].span());
+                    self.param_methods.push(ParamMethod { item, param, span });
+                }
+            }
             let resolved = segs.join("::");
             let fn_write =
                 self.apis.requests.functions.iter().any(|f| {
@@ -739,6 +903,7 @@ impl<'ast> Visit<'ast> for Scan<'_> {
                     span: self.span(c.span()),
                     method: last.to_ascii_uppercase(),
                     base: None,
+                    from_param: false,
                 });
             }
             if self.apis.bodies.sinks.contains(&last) {
@@ -755,6 +920,7 @@ impl<'ast> Visit<'ast> for Scan<'_> {
                         span: self.span(a.span()),
                         method: m.to_ascii_uppercase(),
                         base: None,
+                        from_param: false,
                     });
                 }
             }
@@ -773,8 +939,16 @@ impl<'ast> Visit<'ast> for Scan<'_> {
                 span: Span::new(start, end),
                 method: name.to_ascii_uppercase(),
                 base: base.clone(),
+                from_param: false,
             });
         }
+        if matches!(name.as_str(), "request" | "method") {
+            if let Some((item, param)) = m.args.first().and_then(|a| self.param_of(a)) {
+                let span = self.span(m.args[0].span());
+                self.param_methods.push(ParamMethod { item, param, span });
+            }
+        }
+        self.method_args(&name, m.args.iter(), true);
         for (i, a) in m.args.iter().enumerate() {
             // `.request("POST", url)` names the method as text; elsewhere a string is data.
             let text_ok = i == 0 && matches!(name.as_str(), "request" | "method");
@@ -786,6 +960,7 @@ impl<'ast> Visit<'ast> for Scan<'_> {
                     span: self.span(a.span()),
                     method: meth.to_ascii_uppercase(),
                     base: base.clone(),
+                    from_param: false,
                 });
             }
         }
@@ -1070,6 +1245,9 @@ impl Resolve<'_> {
             let Some((retry, via, region)) = self.reach(w) else {
                 continue;
             };
+            if w.from_param && via != Via::Site {
+                continue;
+            }
             let scopes: Vec<Span> = [
                 Some(region),
                 self.item_of(w.span).map(|i| self.scan.items[i].span),
