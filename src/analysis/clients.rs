@@ -619,15 +619,36 @@ impl Summarizer<'_> {
     /// Is `e` a request not yet sent (`client.get(url)`, `client.post(url).json(&b)`)?
     fn is_request_expr(&self, e: &Expr) -> bool {
         let chain = self.chain(e);
+        let c = &self.apis.clients;
+        let started = chain
+            .methods
+            .iter()
+            .any(|(n, args, _)| *args >= 1 && c.requests.contains(n));
+        // A message made a request: `msg.into_request()`, `tonic::Request::new(msg)`.
+        let wrapped = chain
+            .methods
+            .iter()
+            .any(|(n, args, _)| *args == 0 && c.request_conversions.contains(n))
+            || self.request_call(e);
         matches!(chain.root, Root::Other)
-            && chain
-                .methods
-                .iter()
-                .any(|(n, args, _)| *args >= 1 && self.apis.clients.requests.contains(n))
+            && (started || wrapped)
             && !chain
                 .methods
                 .iter()
                 .any(|(n, _, _)| n == "await" || n == "send" || n == "call")
+    }
+
+    /// Is `e` (under `?` or parentheses) a call of a request constructor?
+    fn request_call(&self, e: &Expr) -> bool {
+        match e {
+            Expr::Try(t) => self.request_call(&t.expr),
+            Expr::Paren(p) => self.request_call(&p.expr),
+            Expr::Call(c) => matches!(&*c.func, Expr::Path(p) if self
+                .resolve(&p.path)
+                .iter()
+                .any(|r| self.apis.clients.request_constructors.contains(r))),
+            _ => false,
+        }
     }
 
     fn bind(&mut self, pat: &Pat, srcs: &BTreeSet<Src>, builder: bool) {
@@ -1207,6 +1228,14 @@ impl<'ast> Visit<'ast> for Summarizer<'_> {
             self.bind(&l.pat, &s, builder);
             let mut names = Vec::new();
             pat_idents(&l.pat, &mut names);
+            // A library client or its builder (`reqwest::Client::builder()...build()?`): its
+            // methods are the library's, so `client.get(url)` must not link by name to a
+            // crate function `get`.
+            if let (Root::Builder(b), Pat::Ident(id)) = (self.chain(&init.expr).root, &l.pat) {
+                if let Some((ty, _)) = b.rsplit_once("::") {
+                    self.typed.insert(id.ident.to_string(), ty.to_string());
+                }
+            }
             let computed = fixed_words_fail(&words_of(&*init.expr));
             for n in &names {
                 if computed {
@@ -1357,6 +1386,16 @@ impl<'ast> Visit<'ast> for Summarizer<'_> {
         e.1 += usize::from(under);
         if let Some(s) = self.timeout_method(m) {
             self.body.insert(Src::Seed(s));
+            // `req.set_timeout(d);` as a statement: the request held in `req` now carries the
+            // timeout, so a site sending `req` reads it itself, not through its function's body.
+            if let Expr::Path(p) = &*m.receiver {
+                if let Some(id) = p.path.get_ident() {
+                    self.locals
+                        .entry(id.to_string())
+                        .or_default()
+                        .insert(Src::Seed(s));
+                }
+            }
         }
         visit::visit_expr_method_call(self, m);
     }

@@ -631,6 +631,71 @@ fn secs_depth(text: &str, consts: &HashMap<&str, &str>, depth: usize) -> Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::apis::Apis;
+    use crate::base::source::SourceFile;
+
+    /// The lines of the client findings of a crate made of `files` (path, text): each timeout
+    /// with the lines of the sites charged with it.
+    fn client_findings(files: &[(&str, &str)]) -> Vec<String> {
+        let apis = Apis::builtin();
+        let sums: Vec<ClientSummary> = files
+            .iter()
+            .map(|(path, text)| {
+                let src = SourceFile::new(*path, *text);
+                let ast = syn::parse_file(text).expect("the snippet parses");
+                let facts = crate::analysis::analyze(&ast, &src, &apis);
+                crate::analysis::clients::summarize(&ast, &src, &apis, &facts)
+            })
+            .collect();
+        let refs: Vec<&ClientSummary> = sums.iter().collect();
+        CrateIndex::build(&refs)
+            .clients
+            .iter()
+            .map(|f| {
+                let sites: Vec<String> = f
+                    .sites
+                    .iter()
+                    .map(|s| format!("{}:{}", s.path, s.site.line))
+                    .collect();
+                format!("{}:{} <- {}", f.path, f.timeout.line, sites.join(" "))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_built_library_client_does_not_link_by_name_to_a_crate_method() {
+        // `client.get(url)` on a reqwest client is reqwest's `get`, not the cache's `get`: before,
+        // the name joined them, the cache's expiry test read as a deadline checked in a helper,
+        // and the retry was excused.
+        let cache = "impl Cache {
+    fn get(&self, key: &str) -> Option<&Entry> {
+        let e = self.map.get(key)?;
+        if e.stored.elapsed() > self.ttl {
+            return None;
+        }
+        Some(e)
+    }
+}
+";
+        let fetch = r#"async fn fetch(url: &str) -> Result<(), Error> {
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()?;
+    for attempt in 0..3 {
+        match client.get(url).send().await {
+            Ok(_) => return Ok(()),
+            Err(e) => tracing::warn!("attempt {attempt}: {e}"),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Err(Error::GaveUp)
+}
+"#;
+        assert_eq!(
+            client_findings(&[("cache.rs", cache), ("fetch.rs", fetch)]),
+            ["fetch.rs:3 <- fetch.rs:5"]
+        );
+    }
 
     #[test]
     fn durations_from_literals_and_constants() {

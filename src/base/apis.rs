@@ -53,6 +53,13 @@ pub struct Clients {
     /// request whose own `.timeout(d)` bounds one attempt, like one written in the chain.
     #[serde(default)]
     pub request_types: Vec<String>,
+    /// Calls (resolved paths) that wrap a message into a request not yet sent
+    /// (`tonic::Request::new(msg)`): a timeout method on the result is that request's own.
+    #[serde(default)]
+    pub request_constructors: Vec<String>,
+    /// Methods that turn a message into a request not yet sent (tonic's `msg.into_request()`).
+    #[serde(default)]
+    pub request_conversions: Vec<String>,
     /// Methods that set a per-request, header or read timeout.
     #[serde(default)]
     pub timeouts: Vec<String>,
@@ -366,6 +373,8 @@ impl Apis {
         c.builders.extend(o.builders);
         c.requests.extend(o.requests);
         c.request_types.extend(o.request_types);
+        c.request_constructors.extend(o.request_constructors);
+        c.request_conversions.extend(o.request_conversions);
         c.timeouts.extend(o.timeouts);
         c.connection_only.extend(o.connection_only);
         c.default_timeouts.extend(o.default_timeouts);
