@@ -486,6 +486,86 @@ async fn drain(rx: &mut Rx) {
     /// and fails when it is gone. The near misses: a helper whose zero test reads data (an empty
     /// batch), and a call handed only the per-attempt `timeout`.
     #[test]
+    /// A loop whose every step ends the run on error (`step()?`) sends no failure round: a
+    /// state machine stepping to its next state is no retry site, though a sleep and an `Err`
+    /// test sit inside it (here in a closure of its own, and in an arm that recovers). One
+    /// failure arm that goes round makes it a site, and so does a step passed after a failed
+    /// status test (reading the refusal's body is no success).
+    fn a_loop_whose_steps_leave_on_error_is_no_retry() {
+        insta::assert_snapshot!(check(
+            "impl Machine {
+    async fn run(&self, mut ctx: Ctx) -> Result<Doc> {
+        let mut result = None;
+        loop {
+            match ctx.state()? {
+                State::NeedKeys => {
+                    let keys = self.fetch_keys(&ctx).await?;
+                    ctx.feed(keys)?;
+                }
+                State::NeedToken => {
+                    let t = match self.token().await {
+                        Ok(t) => t,
+                        Err(e) if e.is_stale() => match self.refresh().await {
+                            Ok(t) => t,
+                            Err(_) => return Err(e),
+                        },
+                        Err(e) => return Err(e),
+                    };
+                    ctx.feed_token(t)?;
+                }
+                State::NeedKms => {
+                    stream::iter(ctx.kms()).try_for_each(|k| async move {
+                        tokio::time::sleep(k.wait()).await;
+                        if let Err(e) = k.send().await { return Err(e); }
+                        Ok(())
+                    }).await?;
+                }
+                State::Ready => {
+                    result = Some(ctx.finish()?);
+                }
+                State::Done => break,
+                s => return Err(unhandled(s)),
+            }
+        }
+        result.ok_or_else(no_result)
+    }
+    async fn run_retrying(&self, mut ctx: Ctx) -> Result<Doc> {
+        loop {
+            match ctx.state()? {
+                State::NeedKeys => match self.fetch_keys(&ctx).await {
+                    Ok(keys) => return Ok(keys),
+                    Err(_) => {
+                        tokio::time::sleep(BACKOFF).await;
+                        continue;
+                    }
+                },
+                State::Ready => return ctx.finish(),
+            }
+        }
+    }
+    async fn report(&self) -> Result<String> {
+        for _ in 0..3 {
+            let resp = self.client.get(URL).send().await?;
+            if resp.status() != 429 { return resp.text().await; }
+            let why = resp.text().await?;
+            tracing::warn!(why);
+            tokio::time::sleep(BACKOFF).await;
+        }
+        Err(gave_up())
+    }
+}"
+        ), @r"
+        site #0 38:9 loop cap=none deadline=- exits-on-failure ungated-round=44:25
+        site #1 52:9 for cap=3 deadline=- exits-on-failure
+        sleep 23:25 tokio::time::sleep(k.wait()) site=-
+        sleep 43:25 tokio::time::sleep(BACKOFF) site=#0
+        sleep 57:13 tokio::time::sleep(BACKOFF) site=#1
+        fixed-delay 43:25 site=#0
+        fixed-delay 57:13 site=#1
+        ");
+    }
+
+    #[test]
     fn a_budget_that_counts_down_or_is_handed_on_is_a_gate() {
         insta::assert_snapshot!(check(
             "impl Budget {

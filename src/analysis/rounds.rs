@@ -569,6 +569,9 @@ enum Known {
     Nothing,
     Failed,
     Succeeded,
+    /// Past a failure test that did not hold: like `Nothing` for every test, except that a
+    /// step passed later (`x?`) says nothing about the attempt then.
+    Undecided,
 }
 
 /// The paths that reach a point, as the set of (gated, known) kinds among them: a point is
@@ -583,7 +586,12 @@ impl St {
     const START: St = St(1 << Self::idx(false, Known::Nothing));
     /// No path gets here.
     const GONE: St = St(0);
-    const KNOWN: [Known; 3] = [Known::Nothing, Known::Failed, Known::Succeeded];
+    const KNOWN: [Known; 4] = [
+        Known::Nothing,
+        Known::Failed,
+        Known::Succeeded,
+        Known::Undecided,
+    ];
 
     const fn idx(gated: bool, known: Known) -> u8 {
         (gated as u8) | ((known as u8) << 1)
@@ -641,8 +649,36 @@ impl St {
     /// some later step (`Err(e) => match notify(e) { Ok(_) => .. }`).
     fn succeed(self, s: bool) -> St {
         self.map(|gated, known| {
+            let k = if s && matches!(known, Known::Nothing | Known::Undecided) {
+                Known::Succeeded
+            } else {
+                known
+            };
+            (gated, k)
+        })
+    }
+
+    /// A step passed (`x?`, when `s`): its failure left the loop. On a path where nothing has
+    /// been decided yet, the attempt has gone well so far; after a decision the words do not
+    /// classify (a status test), a later step says nothing about it.
+    fn step(self, s: bool) -> St {
+        self.map(|gated, known| {
             let k = if s && known == Known::Nothing {
                 Known::Succeeded
+            } else {
+                known
+            };
+            (gated, k)
+        })
+    }
+
+    /// Past a failure test that did not hold (`if resp.status() != 429 { return .. }`), the
+    /// attempt may still have failed on another count, and a step passed later (reading the
+    /// body of the answer, `resp.text().await?`) does not say it went well.
+    fn doubt(self) -> St {
+        self.map(|gated, known| {
+            let k = if matches!(known, Known::Succeeded | Known::Nothing) {
+                Known::Undecided
             } else {
                 known
             };
@@ -876,7 +912,11 @@ impl Walk<'_, '_> {
             }
             Expr::Try(t) => {
                 let st = self.expr(&t.expr, st, rest_leaves);
-                self.gate(st, self.gates.is_gate(&t.expr, Place::Value))
+                let gate = self.gates.is_gate(&t.expr, Place::Value);
+                // Past `step()?` the step went well: its failure left the loop. A loop whose
+                // every way round follows such steps and no failure test sends no failure
+                // round (a state machine whose steps end the run on error).
+                self.gate(st, gate).step(!gate)
             }
             Expr::Block(b) => self.block(&b.block, st, rest_leaves),
             Expr::Unsafe(b) => self.block(&b.block, st, rest_leaves),
@@ -901,9 +941,10 @@ impl Walk<'_, '_> {
                 let mut t = Tries {
                     gates: self.gates,
                     gate: false,
+                    stepped: false,
                 };
                 t.visit_expr(other);
-                self.gate(st, t.gate)
+                self.gate(st, t.gate).step(t.stepped)
             }
         }
     }
@@ -967,7 +1008,8 @@ impl Walk<'_, '_> {
         // fail on another count: no success is known there.
         let els = match test {
             Some(Outcome::Success) => inside.fail(true),
-            _ => inside.undecide(),
+            Some(Outcome::Failure) => inside.doubt(),
+            None => inside.undecide(),
         };
         let els = match &i.else_branch {
             Some((_, e)) => self.expr(e, els, rest_leaves),
@@ -1253,6 +1295,8 @@ fn is_exit_macro(m: &syn::Macro) -> bool {
 struct Tries<'g, 'a> {
     gates: &'g Gates<'a>,
     gate: bool,
+    /// A `?` that is no gate: past it, that step went well (see `Walk::expr`'s `Expr::Try`).
+    stepped: bool,
 }
 
 impl<'ast> Visit<'ast> for Tries<'_, '_> {
@@ -1260,7 +1304,9 @@ impl<'ast> Visit<'ast> for Tries<'_, '_> {
     fn visit_expr_async(&mut self, _: &'ast syn::ExprAsync) {}
 
     fn visit_expr_try(&mut self, t: &'ast syn::ExprTry) {
-        self.gate |= self.gates.is_gate(&t.expr, Place::Value);
+        let gate = self.gates.is_gate(&t.expr, Place::Value);
+        self.gate |= gate;
+        self.stepped |= !gate;
         visit::visit_expr_try(self, t);
     }
 }
