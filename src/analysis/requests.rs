@@ -60,6 +60,8 @@ pub struct Write {
     /// Retries are gated on the method or an idempotency flag, or happen only when the request
     /// provably never reached the server (connect errors, 429).
     pub gated: bool,
+    /// For a request whose method is a parameter: where a caller hands in the POST or PATCH.
+    pub handed_in: Option<Span>,
 }
 
 /// How a retry reaches a request.
@@ -244,8 +246,12 @@ struct MethodArg {
 }
 
 enum MethodValue {
-    Const(String),
-    Param { item: usize, param: usize },
+    /// The method constant and where it is written.
+    Const(String, Span),
+    Param {
+        item: usize,
+        param: usize,
+    },
 }
 
 /// A `let` (or an assignment) of a name.
@@ -300,10 +306,10 @@ struct RawWrite {
     method: String,
     /// The receiver chain's root (`client`, or `self.client` as `self.` + field).
     base: Option<String>,
-    /// The method is a parameter that a caller hands a POST: only a request built inside the
-    /// retry site is re-sent with it (through a helper, the site's own call passes the method,
-    /// and that call is the write).
-    from_param: bool,
+    /// The method is a parameter that a caller hands a POST (here, the caller's constant): only
+    /// a request built inside the retry site is re-sent with it (through a helper, the site's
+    /// own call passes the method, and that call is the write).
+    handed_in: Option<Span>,
 }
 
 struct HeaderSet {
@@ -490,7 +496,9 @@ impl<'a> Scan<'a> {
     ) {
         for (index, a) in args.enumerate() {
             let value = match (self.is_method_const(a), self.param_of(a)) {
-                (Some(m), _) if !matches!(strip(a), Expr::Lit(_)) => MethodValue::Const(m),
+                (Some(m), _) if !matches!(strip(a), Expr::Lit(_)) => {
+                    MethodValue::Const(m, self.span(a.span()))
+                }
                 (_, Some((item, param))) => MethodValue::Param { item, param },
                 _ => continue,
             };
@@ -509,12 +517,12 @@ impl<'a> Scan<'a> {
     /// wrappers are where the method is written.
     fn param_writes(&mut self) {
         // (item, param) -> the methods that reach it.
-        let mut reach: HashMap<(usize, usize), Vec<String>> = HashMap::new();
+        let mut reach: HashMap<(usize, usize), Vec<(String, Span)>> = HashMap::new();
         for _ in 0..4 {
             let mut grew = false;
             for a in &self.method_args {
-                let methods: Vec<String> = match &a.value {
-                    MethodValue::Const(m) => vec![m.clone()],
+                let methods: Vec<(String, Span)> = match &a.value {
+                    MethodValue::Const(m, at) => vec![(m.clone(), *at)],
                     MethodValue::Param { item, param } => {
                         reach.get(&(*item, *param)).cloned().unwrap_or_default()
                     }
@@ -536,7 +544,8 @@ impl<'a> Scan<'a> {
                     }
                     let entry = reach.entry((i, index)).or_default();
                     for m in &methods {
-                        if !entry.contains(m) {
+                        // One origin per method: the first caller found names it.
+                        if !entry.iter().any(|(e, _)| *e == m.0) {
                             entry.push(m.clone());
                             grew = true;
                         }
@@ -549,12 +558,12 @@ impl<'a> Scan<'a> {
         }
         for p in &self.param_methods {
             if let Some(methods) = reach.get(&(p.item, p.param)) {
-                for m in methods {
+                for (m, at) in methods {
                     self.writes.push(RawWrite {
                         span: p.span,
                         method: m.to_ascii_uppercase(),
                         base: None,
-                        from_param: true,
+                        handed_in: Some(*at),
                     });
                 }
             }
@@ -903,7 +912,7 @@ impl<'ast> Visit<'ast> for Scan<'_> {
                     span: self.span(c.span()),
                     method: last.to_ascii_uppercase(),
                     base: None,
-                    from_param: false,
+                    handed_in: None,
                 });
             }
             if self.apis.bodies.sinks.contains(&last) {
@@ -920,7 +929,7 @@ impl<'ast> Visit<'ast> for Scan<'_> {
                         span: self.span(a.span()),
                         method: m.to_ascii_uppercase(),
                         base: None,
-                        from_param: false,
+                        handed_in: None,
                     });
                 }
             }
@@ -939,7 +948,7 @@ impl<'ast> Visit<'ast> for Scan<'_> {
                 span: Span::new(start, end),
                 method: name.to_ascii_uppercase(),
                 base: base.clone(),
-                from_param: false,
+                handed_in: None,
             });
         }
         if matches!(name.as_str(), "request" | "method") {
@@ -960,7 +969,7 @@ impl<'ast> Visit<'ast> for Scan<'_> {
                     span: self.span(a.span()),
                     method: meth.to_ascii_uppercase(),
                     base: base.clone(),
-                    from_param: false,
+                    handed_in: None,
                 });
             }
         }
@@ -1245,7 +1254,7 @@ impl Resolve<'_> {
             let Some((retry, via, region)) = self.reach(w) else {
                 continue;
             };
-            if w.from_param && via != Via::Site {
+            if w.handed_in.is_some() && via != Via::Site {
                 continue;
             }
             let scopes: Vec<Span> = [
@@ -1283,6 +1292,7 @@ impl Resolve<'_> {
                 via,
                 key,
                 gated,
+                handed_in: w.handed_in,
             });
         }
         for p in &self.scan.policies {
@@ -1305,6 +1315,7 @@ impl Resolve<'_> {
                     via: Via::Policy,
                     key: Key::Missing,
                     gated: false,
+                    handed_in: None,
                 });
             }
         }

@@ -78,6 +78,9 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
         if !matches!(w.via, Via::Client(_)) {
             d = d.related(w.retry, "retry site");
         }
+        if let Some(at) = w.handed_in {
+            d = d.related(at, format!("the `{}` is handed in here", w.method));
+        }
         if w.via != Via::Policy {
             d = d.help(HELP);
         }
