@@ -638,6 +638,21 @@ impl Summarizer<'_> {
                 .any(|(n, _, _)| n == "await" || n == "send" || n == "call")
     }
 
+    /// A timeout set on the request held in `recv` (`req.set_timeout(d);`,
+    /// `*req.timeout_mut() = d`): the function's body carries it, and so does the local, so a
+    /// site sending `req` reads the timeout itself, not only through its function's body.
+    fn seed_request(&mut self, recv: &Expr, seed: usize) {
+        self.body.insert(Src::Seed(seed));
+        if let Expr::Path(p) = recv {
+            if let Some(id) = p.path.get_ident() {
+                self.locals
+                    .entry(id.to_string())
+                    .or_default()
+                    .insert(Src::Seed(seed));
+            }
+        }
+    }
+
     /// Is `e` (under `?` or parentheses) a call of a request constructor?
     fn request_call(&self, e: &Expr) -> bool {
         match e {
@@ -1275,15 +1290,7 @@ impl<'ast> Visit<'ast> for Summarizer<'_> {
                             let s =
                                 self.push_timeout(span, "timeout_mut".into(), &text, None, None);
                             self.seen.insert(span.start, Some(s));
-                            self.body.insert(Src::Seed(s));
-                            if let Expr::Path(p) = &*m.receiver {
-                                if let Some(id) = p.path.get_ident() {
-                                    self.locals
-                                        .entry(id.to_string())
-                                        .or_default()
-                                        .insert(Src::Seed(s));
-                                }
-                            }
+                            self.seed_request(&m.receiver, s);
                         }
                     }
                 }
@@ -1385,17 +1392,7 @@ impl<'ast> Visit<'ast> for Summarizer<'_> {
         e.0 += 1;
         e.1 += usize::from(under);
         if let Some(s) = self.timeout_method(m) {
-            self.body.insert(Src::Seed(s));
-            // `req.set_timeout(d);` as a statement: the request held in `req` now carries the
-            // timeout, so a site sending `req` reads it itself, not through its function's body.
-            if let Expr::Path(p) = &*m.receiver {
-                if let Some(id) = p.path.get_ident() {
-                    self.locals
-                        .entry(id.to_string())
-                        .or_default()
-                        .insert(Src::Seed(s));
-                }
-            }
+            self.seed_request(&m.receiver, s);
         }
         visit::visit_expr_method_call(self, m);
     }
