@@ -67,6 +67,9 @@ pub struct TimeoutCall {
 }
 
 /// A retry site with what it reads.
+// Its flags are independent facts of the site, copied from the model: no state machine hides
+// there.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Clone)]
 pub struct SiteUse {
     /// Where findings point.
@@ -85,6 +88,9 @@ pub struct SiteUse {
     pub unbounded: bool,
     /// No attempt cap at all (a site that may still give up on some failure).
     pub uncapped: bool,
+    /// It re-sends only after the server answered with a status (see
+    /// [`super::RetrySite::status_only`]): a timeout ends it, so it multiplies none.
+    pub status_only: bool,
     /// Every name the site reads.
     pub reads: BTreeSet<Src>,
     /// The site tests no status and goes round on every error: the names of the functions its
@@ -198,6 +204,7 @@ pub fn summarize(file: &syn::File, src: &SourceFile, apis: &Apis, facts: &Facts)
             },
             unbounded: s.known_unbounded(),
             uncapped: s.cap == Cap::None,
+            status_only: s.status_only,
             reads: BTreeSet::new(),
             status_callees: Vec::new(),
         });

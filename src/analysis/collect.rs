@@ -148,6 +148,7 @@ pub(super) fn run(file: &syn::File, src: &SourceFile, apis: &Apis, known: &[Wrap
         opt_locals: HashMap::new(),
         strategy_locals: HashMap::new(),
         chain_readings: HashMap::new(),
+        status_only: HashSet::new(),
         known,
         callables: HashMap::new(),
         in_trait_impl: false,
@@ -194,6 +195,10 @@ struct Collector<'a> {
     /// (`retry_fn(op).retries(3)`): recorded at the chain's outermost method, which is visited
     /// before the call.
     chain_readings: HashMap<usize, Reading>,
+    /// Starts of chains whose retry predicate admits only errors that carry a response status
+    /// (`.when(|e| e.status().is_some_and(|s| s.is_server_error()))`): recorded at the
+    /// predicate, visited before the combinator call it configures (see [`status_only`]).
+    status_only: HashSet<usize>,
     /// The crate's retry wrappers known so far (the driver's, from pass one): their calls are
     /// retry sites ([`wrappers`]).
     known: &'a [Wrapper],
@@ -412,6 +417,7 @@ impl Collector<'_> {
             comparison_words: Vec::new(),
             refusals_only: w.refusals_only,
             classifies: w.classifies,
+            status_only: false,
         });
         self.site_stack.push(site);
     }
@@ -514,6 +520,7 @@ impl Collector<'_> {
             comparison_words: Vec::new(),
             refusals_only: false,
             classifies: false,
+            status_only: false,
         });
         self.site_stack.push(s);
         true
@@ -748,6 +755,7 @@ impl Collector<'_> {
             comparison_words: scan.comparisons.into_iter().map(|c| c.words).collect(),
             refusals_only: false,
             classifies: false,
+            status_only: false,
         };
         Some(self.add_site(site))
     }
@@ -775,6 +783,7 @@ impl Collector<'_> {
         }
         let cap = reading.cap();
         let deadline = (self.deadline > 0 || self.raced > 0).then_some(Deadline::Outer);
+        let status_only = self.status_only.contains(&whole.start);
         self.add_site(RetrySite {
             kind: SiteKind::Combinator(name),
             anchor,
@@ -789,6 +798,7 @@ impl Collector<'_> {
             comparison_words: Vec::new(),
             refusals_only: false,
             classifies: false,
+            status_only,
         })
     }
 
@@ -1141,6 +1151,10 @@ impl<'ast> Visit<'ast> for Collector<'_> {
         self.note_chain(m);
         let name = m.method.to_string();
         self.note_call(name.clone());
+        if matches!(name.as_str(), "when" | "retry_if") && m.args.first().is_some_and(status_only) {
+            // The chain's calls all start where its root does: the combinator below finds it.
+            self.status_only.insert(self.span(m.span()).start);
+        }
         if BLOCKING_SPAWNERS.contains(&name.as_str())
             || (name == "spawn" && words_of(&*m.receiver).contains("builder"))
         {
@@ -1609,6 +1623,68 @@ fn ends_in_exit(b: &syn::Block, leaves: impl Fn(Option<&syn::Lifetime>) -> bool)
 
 /// An attempt at something outside the process: it awaits, or a call in it is named like one
 /// (`TcpStream::connect(addr)`, `client.send(req)`).
+/// Does the retry predicate `e` (a closure) answer `false` for every error without a response
+/// status? A timeout, a reset or a refused connection has none (`reqwest::Error::status()` is
+/// `None`), so such a site never re-sends after one: a per-request timeout is not multiplied.
+/// Read: `let Some(s) = e.status() else { return false };` before anything can answer `true`,
+/// or a tail `e.status().is_some_and(..)`, `e.status().map_or(false, ..)`,
+/// `matches!(e.status(), Some(..))`.
+fn status_only(e: &Expr) -> bool {
+    fn status_call(e: &Expr) -> bool {
+        match e {
+            Expr::Try(t) => status_call(&t.expr),
+            Expr::Paren(p) => status_call(&p.expr),
+            Expr::Reference(r) => status_call(&r.expr),
+            Expr::MethodCall(m) => m.method == "status" && m.args.is_empty(),
+            _ => false,
+        }
+    }
+    fn says_true(t: &impl ToTokens) -> bool {
+        t.to_token_stream()
+            .to_string()
+            .split(|c: char| !c.is_alphanumeric() && c != '_')
+            .any(|w| w == "true")
+    }
+    fn tail(e: &Expr) -> bool {
+        match e {
+            Expr::MethodCall(m) if status_call(&m.receiver) => match m.method.to_string().as_str() {
+                "is_some_and" => true,
+                "map_or" => m
+                    .args
+                    .first()
+                    .is_some_and(|a| matches!(a, Expr::Lit(l) if matches!(&l.lit, syn::Lit::Bool(b) if !b.value))),
+                _ => false,
+            },
+            Expr::Macro(m) if m.mac.path.is_ident("matches") => {
+                let text = m.mac.tokens.to_string();
+                text.split(',').next().is_some_and(|first| first.trim_end().ends_with("status ()"))
+            }
+            _ => false,
+        }
+    }
+    let Expr::Closure(c) = strip_parens(e) else {
+        return false;
+    };
+    let syn::Expr::Block(b) = &*c.body else {
+        return tail(&c.body);
+    };
+    for (i, st) in b.block.stmts.iter().enumerate() {
+        if let syn::Stmt::Local(l) = st {
+            if let Some(init) = &l.init {
+                if let Some((_, div)) = &init.diverge {
+                    if status_call(&init.expr) && !says_true(&**div) {
+                        return !b.block.stmts[..i].iter().any(says_true);
+                    }
+                }
+            }
+        }
+    }
+    matches!(b.block.stmts.last(), Some(syn::Stmt::Expr(e, None)) if tail(e))
+        && !b.block.stmts[..b.block.stmts.len() - 1]
+            .iter()
+            .any(says_true)
+}
+
 fn is_operation(e: &Expr) -> bool {
     struct V(bool);
     impl<'ast> Visit<'ast> for V {

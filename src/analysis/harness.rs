@@ -59,6 +59,7 @@ fn render(src: &SourceFile, f: &Facts) -> String {
             ("cancel", s.checks_cancel),
             ("exits-on-failure", s.exits_on_failure),
             ("refusals-only", s.refusals_only),
+            ("status-only", s.status_only),
         ] {
             if on {
                 let _ = write!(out, " {flag}");
@@ -485,6 +486,41 @@ async fn drain(rx: &mut Rx) {
     /// asks it, and a call handed the budget or the deadline kept across the rounds spends it
     /// and fails when it is gone. The near misses: a helper whose zero test reads data (an empty
     /// batch), and a call handed only the per-attempt `timeout`.
+    #[test]
+    /// A retry predicate that answers `false` for every error without a response status re-sends
+    /// only after the server answered: a timeout is never retried (site #0: a let-else, #1: a
+    /// tail `is_some_and`). Near misses: a predicate that also retries timeouts (#2), and one
+    /// that answers `true` before it looks at the status (#3).
+    fn a_predicate_that_needs_a_status_retries_no_timeout() {
+        insta::assert_snapshot!(check(
+            "use backon::Retryable;
+async fn a(req: Req) -> Result<R, E> {
+    req.retry(&policy()).when(|e| {
+        let Some(status) = e.status() else { return false; };
+        status.is_server_error()
+    }).await
+}
+async fn b(req: Req) -> Result<R, E> {
+    req.retry(&policy()).when(|e| e.status().is_some_and(|s| s.is_server_error())).await
+}
+async fn c(req: Req) -> Result<R, E> {
+    req.retry(&policy()).when(|e| e.is_timeout() || e.status().is_some_and(|s| s.is_server_error())).await
+}
+async fn d(req: Req) -> Result<R, E> {
+    req.retry(&policy()).when(|e| {
+        if e.is_connect() { return true; }
+        let Some(status) = e.status() else { return false; };
+        status.is_server_error()
+    }).await
+}"
+        ), @r"
+        site #0 3:9 combinator backon::retry cap=unknown deadline=- status-only
+        site #1 9:9 combinator backon::retry cap=unknown deadline=- status-only
+        site #2 12:9 combinator backon::retry cap=unknown deadline=-
+        site #3 15:9 combinator backon::retry cap=unknown deadline=-
+        ");
+    }
+
     #[test]
     /// A loop whose every step ends the run on error (`step()?`) sends no failure round: a
     /// state machine stepping to its next state is no retry site, though a sleep and an `Err`

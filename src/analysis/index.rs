@@ -207,7 +207,8 @@ impl CrateIndex {
         let mut bounded: BTreeSet<Seed> = BTreeSet::new();
         let mut unbounded: Vec<(usize, &SiteUse, BTreeMap<Seed, usize>)> = Vec::new();
         for (fi, f) in files.iter().enumerate() {
-            for site in f.sites.iter().filter(|_| seeds) {
+            // A site that re-sends only after the server answered never retries a timeout.
+            for site in f.sites.iter().filter(|s| seeds && !s.status_only) {
                 let r = reach(fi, &site.reads, &taint, &bodies, &names);
                 if has_deadline(site) {
                     bounded.extend(r.keys().copied());
@@ -232,7 +233,7 @@ impl CrateIndex {
                 let site = &f.sites[t.site];
                 // An uncapped site is `unbounded-retry`'s, or ends on failures this timer does not
                 // multiply.
-                if has_deadline(site) || site.uncapped {
+                if has_deadline(site) || site.uncapped || site.status_only {
                     continue;
                 }
                 out.attempts.push(AttemptFinding {

@@ -263,6 +263,10 @@ pub struct RetrySite {
     /// A wrapper call whose wrapper goes round only after failures where the request was never
     /// applied (a refused connection, 429): re-sending a write there duplicates nothing.
     pub refusals_only: bool,
+    /// The site's retry predicate answers `false` for every error without a response status
+    /// (a timeout, a refused connection): it re-sends only after the server answered, so a
+    /// per-request timeout bounds the whole site once, not once per attempt.
+    pub status_only: bool,
     /// A wrapper call whose wrapper decides which errors go round (a classifier it is given, a
     /// status class): what the call's operation fails with is not all retried.
     pub classifies: bool,
