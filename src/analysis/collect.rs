@@ -1621,8 +1621,6 @@ fn ends_in_exit(b: &syn::Block, leaves: impl Fn(Option<&syn::Lifetime>) -> bool)
     }
 }
 
-/// An attempt at something outside the process: it awaits, or a call in it is named like one
-/// (`TcpStream::connect(addr)`, `client.send(req)`).
 /// Does the retry predicate `e` (a closure) answer `false` for every error without a response
 /// status? A timeout, a reset or a refused connection has none (`reqwest::Error::status()` is
 /// `None`), so such a site never re-sends after one: a per-request timeout is not multiplied.
@@ -1685,6 +1683,8 @@ fn status_only(e: &Expr) -> bool {
             .any(says_true)
 }
 
+/// An attempt at something outside the process: it awaits, or a call in it is named like one
+/// (`TcpStream::connect(addr)`, `client.send(req)`).
 fn is_operation(e: &Expr) -> bool {
     struct V(bool);
     impl<'ast> Visit<'ast> for V {

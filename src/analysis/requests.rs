@@ -487,6 +487,16 @@ impl<'a> Scan<'a> {
         Some((item, param))
     }
 
+    /// A request's method argument: when it names a parameter, the request sends what the
+    /// callers hand in ([`Self::param_writes`]).
+    fn param_method(&mut self, arg: Option<&Expr>) {
+        let Some(arg) = arg else { return };
+        if let Some((item, param)) = self.param_of(arg) {
+            let span = self.span(arg.span());
+            self.param_methods.push(ParamMethod { item, param, span });
+        }
+    }
+
     /// The arguments of a call that hand a method on, for [`Self::param_writes`].
     fn method_args<'e>(
         &mut self,
@@ -897,10 +907,7 @@ impl<'ast> Visit<'ast> for Scan<'_> {
             self.method_args(&last, c.args.iter(), false);
             // `Request::new(method, url)`: the method is the first argument.
             if segs.len() >= 2 && segs[segs.len() - 2] == "Request" && last == "new" {
-                if let Some((item, param)) = c.args.first().and_then(|a| self.param_of(a)) {
-                    let span = self.span(c.args[0].span());
-                    self.param_methods.push(ParamMethod { item, param, span });
-                }
+                self.param_method(c.args.first());
             }
             let resolved = segs.join("::");
             let fn_write =
@@ -952,10 +959,7 @@ impl<'ast> Visit<'ast> for Scan<'_> {
             });
         }
         if matches!(name.as_str(), "request" | "method") {
-            if let Some((item, param)) = m.args.first().and_then(|a| self.param_of(a)) {
-                let span = self.span(m.args[0].span());
-                self.param_methods.push(ParamMethod { item, param, span });
-            }
+            self.param_method(m.args.first());
         }
         self.method_args(&name, m.args.iter(), true);
         for (i, a) in m.args.iter().enumerate() {

@@ -648,22 +648,20 @@ impl St {
     /// A success test passed (when `s`); a path that failed before stays failed: the test is of
     /// some later step (`Err(e) => match notify(e) { Ok(_) => .. }`).
     fn succeed(self, s: bool) -> St {
-        self.map(|gated, known| {
-            let k = if s && matches!(known, Known::Nothing | Known::Undecided) {
-                Known::Succeeded
-            } else {
-                known
-            };
-            (gated, k)
-        })
+        self.succeed_from(s, |k| matches!(k, Known::Nothing | Known::Undecided))
     }
 
     /// A step passed (`x?`, when `s`): its failure left the loop. On a path where nothing has
     /// been decided yet, the attempt has gone well so far; after a decision the words do not
     /// classify (a status test), a later step says nothing about it.
     fn step(self, s: bool) -> St {
+        self.succeed_from(s, |k| k == Known::Nothing)
+    }
+
+    /// The paths whose knowledge `from` accepts are known successes (when `s`).
+    fn succeed_from(self, s: bool, from: impl Fn(Known) -> bool) -> St {
         self.map(|gated, known| {
-            let k = if s && known == Known::Nothing {
+            let k = if s && from(known) {
                 Known::Succeeded
             } else {
                 known
