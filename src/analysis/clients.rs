@@ -724,7 +724,7 @@ impl Summarizer<'_> {
         if let Some(f) = func {
             for w in words.clone() {
                 if let Some(b) = self.facts.functions[f].bindings.get(&w) {
-                    words.extend(b.iter().cloned());
+                    words.extend(b.words.iter().cloned());
                 }
             }
         }

@@ -424,9 +424,12 @@ impl Collector<'_> {
 
     fn sleep(&mut self, call: &syn::ExprCall, path: String, blocking: bool) {
         let span = self.span(call.span());
-        let (duration, duration_words) = call.args.first().map_or_else(
-            || (String::new(), BTreeSet::new()),
-            |a| (self.src.slice(self.span(a.span())).to_string(), words_of(a)),
+        let (duration, duration_words, duration_idents) = call.args.first().map_or_else(
+            || (String::new(), BTreeSet::new(), BTreeSet::new()),
+            |a| {
+                let text = self.src.slice(self.span(a.span())).to_string();
+                (text, words_of(a), super::Binding::idents_of(a))
+            },
         );
         let function = self.fn_stack.last().copied();
         let site = self.site_stack.last().copied();
@@ -440,6 +443,7 @@ impl Collector<'_> {
             blocking,
             duration,
             duration_words,
+            duration_idents,
             raced: self.raced > 0 || composed,
             under_deadline: self.deadline > 0,
             function,
@@ -949,7 +953,7 @@ impl<'ast> Visit<'ast> for Collector<'_> {
                     .bindings
                     .entry(id.to_string())
                     .or_default()
-                    .extend(words_of(&*a.right));
+                    .add(&a.right);
             }
         }
         visit::visit_expr_assign(self, a);
@@ -978,7 +982,7 @@ impl<'ast> Visit<'ast> for Collector<'_> {
                     .bindings
                     .entry(id.ident.to_string())
                     .or_default()
-                    .extend(words_of(&*init.expr));
+                    .add(&init.expr);
             }
         }
         if let Some(f) = self.fn_stack.last().copied() {

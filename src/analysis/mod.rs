@@ -156,8 +156,35 @@ pub struct Function {
     pub only_sleeps: bool,
     /// It returns `Poll<..>`: a loop in it steps a state machine within one poll.
     pub polls: bool,
-    /// Words of what each local was bound or assigned to (`let d = backoff.min(left)`).
-    pub bindings: std::collections::HashMap<String, BTreeSet<String>>,
+    /// What each local was bound or assigned to (`let d = backoff.min(left)`).
+    pub bindings: std::collections::HashMap<String, Binding>,
+}
+
+/// What a local was bound or assigned to, over all its bindings and assignments.
+#[derive(Debug, Clone, Default)]
+pub struct Binding {
+    /// Identifier words and string words of the values (`backoff.min(left)`: `backoff`,
+    /// `min`, `left`).
+    pub words: BTreeSet<String>,
+    /// The identifiers the values read, whole (`max_backoff`): where to follow the local back.
+    pub idents: BTreeSet<String>,
+}
+
+impl Binding {
+    /// Add one value the local is bound or assigned to.
+    pub(crate) fn add(&mut self, value: &syn::Expr) {
+        self.words.extend(words::words_of(value));
+        self.idents.extend(Self::idents_of(value));
+    }
+
+    /// The identifiers `value` mentions, whole.
+    pub(crate) fn idents_of(value: &syn::Expr) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        words::for_each_ident(quote::ToTokens::to_token_stream(value), &mut |i| {
+            out.insert(i.to_string());
+        });
+        out
+    }
 }
 
 /// A way round a `loop` that no bound stands on.
@@ -285,6 +312,8 @@ pub struct Sleep {
     pub duration: String,
     /// Words of the duration argument.
     pub duration_words: BTreeSet<String>,
+    /// Identifiers of the duration argument, whole (`wait_time`): the locals it reads.
+    pub duration_idents: BTreeSet<String>,
     /// Raced against something (`select!` branch future, `timeout_at`).
     pub raced: bool,
     /// Inside a deadline wrapper's future.
@@ -364,20 +393,22 @@ impl RetrySite {
 }
 
 impl Sleep {
-    /// The wait is bounded by the time left: its duration (or what the duration variable was
-    /// bound to) mentions a cap, or a comparison in the site involves the duration ("don't start
-    /// a wait you cannot finish": `if now + delay > deadline { return }`).
+    /// The wait is bounded by the time left: its duration, or what the locals it reads were
+    /// bound to (followed a few steps back), mentions the time left (`deadline - now`,
+    /// `remaining`, `budget`), or a comparison in the site involves the duration ("don't start
+    /// a wait you cannot finish": `if now + delay > deadline { return }`). A `min` / `clamp`
+    /// against a fixed maximum (`delay.min(max_delay)`) is no such cap: RULES.md asks for the
+    /// time remaining, and a wait capped at 30 s still overshoots a deadline 1 s away.
     #[must_use]
     pub fn capped(&self, facts: &Facts) -> bool {
-        const CAP_WORDS: &[&str] = &[
+        const TIME_LEFT_WORDS: &[&str] = &[
             "remaining",
             "deadline",
             "left",
-            "min",
-            "clamp",
             "until",
             "budget",
             "expiry",
+            "elapsed",
         ];
         const GENERIC: &[&str] = &[
             "duration", "from", "secs", "millis", "std", "time", "core", "as", "u64", "mul", "f64",
@@ -385,13 +416,26 @@ impl Sleep {
         ];
         let mut words = self.duration_words.clone();
         if let Some(f) = self.function {
-            for w in &self.duration_words {
-                if let Some(b) = facts.functions[f].bindings.get(w) {
-                    words.extend(b.iter().cloned());
+            let bindings = &facts.functions[f].bindings;
+            // Locals bound from locals (`let d = base * 2; let wait = d.min(left);`): a few
+            // steps back, each local once.
+            let mut seen: BTreeSet<&str> = BTreeSet::new();
+            let mut frontier: Vec<&str> = self.duration_idents.iter().map(String::as_str).collect();
+            for _ in 0..3 {
+                let mut next = Vec::new();
+                for name in frontier {
+                    if !seen.insert(name) {
+                        continue;
+                    }
+                    if let Some(b) = bindings.get(name) {
+                        words.extend(b.words.iter().cloned());
+                        next.extend(b.idents.iter().map(String::as_str));
+                    }
                 }
+                frontier = next;
             }
         }
-        if words.iter().any(|w| CAP_WORDS.contains(&w.as_str())) {
+        if words.iter().any(|w| TIME_LEFT_WORDS.contains(&w.as_str())) {
             return true;
         }
         let own: BTreeSet<&String> = self

@@ -317,11 +317,11 @@ pub mod scope {
             let mut names: Vec<&String> = f
                 .bindings
                 .keys()
-                .filter(|n| n.contains("deadline") && f.bindings[*n].contains("now"))
+                .filter(|n| n.contains("deadline") && f.bindings[*n].words.contains("now"))
                 .collect();
             names.sort();
             if let Some(n) = names.first() {
-                let tokio = f.bindings[*n].contains("tokio");
+                let tokio = f.bindings[*n].words.contains("tokio");
                 return Some(((*n).clone(), tokio.then(|| "tokio::time::Instant".into())));
             }
             if let Some(p) = deadline_param(src.slice(f.span)) {
