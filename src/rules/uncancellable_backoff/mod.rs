@@ -33,6 +33,8 @@ pub(crate) static RULE: Rule = Rule {
 };
 
 const RACE_HELP: &str = "race the wait: `tokio::select! { _ = token.cancelled() => .., _ = sleep(d) => .. }`, or let `timeoutlint_retry::RetryPolicy::run_with_cancel` own the waits";
+/// A thread sleep has no future to race: the stop must be something the wait can block on.
+const BLOCKING_HELP: &str = "wait on what the stop signal notifies instead of sleeping (`Condvar::wait_timeout`, a channel's `recv_timeout`), or let `timeoutlint_retry::RetryPolicy::blocking()` with a `CancelHandle` own the waits";
 
 fn check(cx: &Context) -> Vec<Diagnostic> {
     let facts = cx.facts;
@@ -51,6 +53,11 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
             continue;
         }
         let sources = facts.cancel_sources(sleep.function);
+        let help = if sleep.blocking {
+            BLOCKING_HELP
+        } else {
+            RACE_HELP
+        };
         let mut d = if let Some(src) = sources.first() {
             let d = Diagnostic::new(
                 &RULE,
@@ -59,7 +66,7 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
             )
             .label("cancelling does not interrupt this wait")
             .related(src.span, "cancellation source in scope")
-            .help(RACE_HELP);
+            .help(help);
             match race_fix(cx, sleep, src) {
                 Some(fix) => d.fix(fix),
                 None => d,
@@ -71,7 +78,7 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
                 "backoff sleep ignores the stop signal the retry loop checks",
             )
             .label("a stop request waits for this sleep to finish")
-            .help(RACE_HELP)
+            .help(help)
         } else if site.deadline == Some(Deadline::Manual)
             && !sleep.capped(facts)
             && !short_constant(&sleep.duration)
