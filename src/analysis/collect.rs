@@ -601,11 +601,19 @@ impl Collector<'_> {
         // just a sleep or the function's name (an allocator's `alloc_retry` loop that moves on
         // to the next free region falls through without failing).
         let falls_through = scan.has_exit && scan.tail_exit.is_none() && retry_words;
-        if !evidence || !(scan.failure_path() || falls_through) || scan.has_tick || scan.local_retry
+        // A `while` whose condition is the attempt failing (`while let Err(e) = connect().await`,
+        // `while send().is_err()`) goes round on exactly the failure and leaves on success: its
+        // header is the failure path, and no cap unless the body has one.
+        let fails_header = kind == SiteKind::While && header.is_some_and(attempt_fails);
+        if !evidence
+            || !(scan.failure_path() || falls_through || fails_header)
+            || scan.has_tick
+            || scan.local_retry
         {
             return None;
         }
         let mut cap = match (&kind, header) {
+            (SiteKind::While, Some(_)) if fails_header => Cap::None,
             (SiteKind::For, Some(iter)) => {
                 if let Some(o) = infinite_range(iter, &scan.opt_locals) {
                     Cap::OffWhenNone(o)
@@ -1424,6 +1432,31 @@ fn returns_poll(sig: &syn::Signature) -> bool {
             _ => false,
         },
         syn::ReturnType::Default => false,
+    }
+}
+
+/// A `while` condition that holds exactly while an attempt fails: `let Err(..) = op()` or
+/// `op().is_err()` (`!op().is_ok()`), where `op` calls something. A condition that also tests
+/// anything else (`n < 5 && op().is_err()`) is not one: its other part may be the bound.
+fn attempt_fails(cond: &Expr) -> bool {
+    let calls = |e: &Expr| !super::callee_names(e, false).is_empty();
+    match cond {
+        Expr::Paren(p) => attempt_fails(&p.expr),
+        Expr::Let(l) => {
+            let pat = match &*l.pat {
+                Pat::Or(o) if o.cases.len() == 1 => &o.cases[0],
+                p => p,
+            };
+            matches!(pat, Pat::TupleStruct(t)
+                if t.path.segments.last().is_some_and(|s| s.ident == "Err"))
+                && calls(&l.expr)
+        }
+        Expr::MethodCall(m) if m.method == "is_err" && m.args.is_empty() => calls(&m.receiver),
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => match &*u.expr {
+            Expr::MethodCall(m) if m.method == "is_ok" && m.args.is_empty() => calls(&m.receiver),
+            _ => false,
+        },
+        _ => false,
     }
 }
 

@@ -859,4 +859,44 @@ fn alloc_retry(state: &mut State, order: u8) -> Option<Page> {
         wrapper retry_on_loss param=0 cap=None site=5:5
         ");
     }
+    #[test]
+    fn a_while_whose_condition_is_the_failure_is_a_retry_site() {
+        insta::assert_snapshot!(check(
+            "async fn up(addr: &str) {
+    while let Err(e) = connect(addr).await {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+async fn counted(addr: &str) -> Result<(), Error> {
+    let mut n = 0;
+    while let Err(e) = connect(addr).await {
+        n += 1;
+        if n > 3 { return Err(e); }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    Ok(())
+}
+fn sync_up(path: &str) {
+    while UnixStream::connect(path).is_err() {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+fn drain(rx: &Receiver<Job>) {
+    while let Ok(job) = rx.try_recv() {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}"
+        ), @r"
+        site #0 2:5 while cap=none deadline=-
+        site #1 8:5 while cap=4 deadline=- exits-on-failure
+        site #2 16:5 while cap=none deadline=-
+        sleep 3:9 tokio::time::sleep(Duration::from_secs(1)) site=#0
+        sleep 11:9 tokio::time::sleep(Duration::from_secs(1)) site=#1
+        sleep 17:9 std::thread::sleep(Duration::from_millis(100)) site=#2 blocking
+        sleep 22:9 std::thread::sleep(Duration::from_millis(10)) site=- blocking
+        fixed-delay 3:9 site=#0
+        fixed-delay 11:9 site=#1
+        fixed-delay 17:9 site=#2
+        ");
+    }
 }
