@@ -899,4 +899,38 @@ fn drain(rx: &Receiver<Job>) {
         fixed-delay 17:9 site=#2
         ");
     }
+    #[test]
+    fn a_helper_that_returns_the_servers_delay_passes_it_to_its_caller() {
+        insta::assert_snapshot!(check(
+            "fn wait_of(resp: &Response) -> Option<Duration> {
+    let secs = resp.headers().get(RETRY_AFTER)?.to_str().ok()?.parse().ok()?;
+    Some(Duration::from_secs(secs))
+}
+fn capped_wait_of(resp: &Response) -> Duration {
+    wait_of(resp).unwrap_or_default().min(MAX_WAIT)
+}
+async fn get(client: &Client) -> Result<Response> {
+    for _ in 0..3 {
+        let resp = client.get(URL).send().await?;
+        if resp.status() == 429 {
+            let d = wait_of(&resp).unwrap_or(Duration::from_secs(1));
+            tokio::time::sleep(d).await;
+            tokio::time::sleep(capped_wait_of(&resp)).await;
+            tokio::time::sleep(parse_retry_after(resp.headers())).await;
+            continue;
+        }
+        return Ok(resp);
+    }
+    Err(Error::Exhausted)
+}"
+        ), @r"
+        site #0 9:5 for cap=3 deadline=- exits-on-failure
+        sleep 13:13 tokio::time::sleep(d) site=#0
+        sleep 14:13 tokio::time::sleep(capped_wait_of(&resp)) site=#0
+        sleep 15:13 tokio::time::sleep(parse_retry_after(resp.headers())) site=#0
+        server-wait 13:13 from 12:13
+        server-wait 14:13 from 14:13 capped
+        server-wait 15:13 from 15:13
+        ");
+    }
 }

@@ -8,10 +8,12 @@
 //! or a time-left word in that chain, or an ordering comparison against the value anywhere in the
 //! body (`if retry_after < 120 { .. }`). `max(retry_after, policy_delay)` is not a cap.
 //!
+//! A function of the same file whose return value is server-chosen (its tail or a `return`
+//! carries one) passes it to its callers, capped or not as it returns it; so does a function
+//! named for the header (`parse_retry_after(headers)`), like a method of that name.
+//!
 //! Deliberately absent: flows through struct fields set in one method and slept in another, and
-//! through function return values (a helper that parses the header and returns the delay is
-//! followed only when its caller names the value like a server delay). What cannot be followed
-//! gives no finding.
+//! through helpers in other files. What cannot be followed gives no finding.
 
 use std::collections::{HashMap, HashSet};
 
@@ -42,39 +44,30 @@ const CAP_WORDS: &[&str] = &["remaining", "deadline", "left", "budget", "cap", "
 
 /// Find every sleep whose duration is server-chosen.
 pub(super) fn run(file: &syn::File, src: &SourceFile, facts: &Facts) -> Vec<ServerWait> {
+    // Every server-chosen value starts at a source or a hint named in the text: without one
+    // there is nothing to follow, and most files have none.
+    let lower = src.text.to_ascii_lowercase();
+    if !SOURCES.iter().chain([&HINT]).any(|w| lower.contains(w)) {
+        return Vec::new();
+    }
     let sleeps: HashMap<usize, usize> = facts
         .sleeps
         .iter()
         .enumerate()
         .map(|(i, s)| (s.span.start, i))
         .collect();
-    let mut v = Bodies {
-        src,
-        sleeps: &sleeps,
-        out: Vec::new(),
-    };
+    let mut v = Bodies { bodies: Vec::new() };
     v.visit_file(file);
-    v.out
-}
-
-/// Visits each function body once, as a whole.
-struct Bodies<'a> {
-    src: &'a SourceFile,
-    sleeps: &'a HashMap<usize, usize>,
-    out: Vec<ServerWait>,
-}
-
-impl Bodies<'_> {
-    fn body(&mut self, sig: &syn::Signature, block: &syn::Block) {
-        let mut flow = Flow::default();
-        for input in &sig.inputs {
-            if let syn::FnArg::Typed(pt) = input {
-                flow.params.extend(pat_idents(&pt.pat));
-            }
-        }
-        flow.visit_block(block);
-        for (sleep, wait, origin, capped) in flow.resolve(self.src, self.sleeps) {
-            self.out.push(ServerWait {
+    let flows: Vec<(String, Flow)> = v
+        .bodies
+        .iter()
+        .map(|(sig, block)| (sig.ident.to_string(), Flow::of(sig, block)))
+        .collect();
+    let returns = returned_delays(&flows, src);
+    let mut out = Vec::new();
+    for (_, flow) in &flows {
+        for (sleep, wait, origin, capped) in flow.resolve(src, &sleeps, &returns) {
+            out.push(ServerWait {
                 sleep,
                 wait,
                 origin,
@@ -82,22 +75,64 @@ impl Bodies<'_> {
             });
         }
     }
+    out
 }
 
-impl<'ast> Visit<'ast> for Bodies<'_> {
+/// The functions of this file whose return value is a server-chosen delay (`fn
+/// retry_delay(resp: &Response) -> Option<Duration>` that reads `Retry-After`), by name, with
+/// whether they cap it: a caller that sleeps what one returns sleeps the server's value. A name
+/// defined twice with different answers says nothing and is left out. Helpers that call such
+/// helpers are found by going round again, a few times.
+fn returned_delays(flows: &[(String, Flow)], src: &SourceFile) -> HashMap<String, bool> {
+    let mut returns: HashMap<String, bool> = HashMap::new();
+    for _ in 0..3 {
+        let mut found: HashMap<String, Option<bool>> = HashMap::new();
+        let mut names: HashMap<&str, usize> = HashMap::new();
+        for (name, flow) in flows {
+            *names.entry(name.as_str()).or_default() += 1;
+            if let Some(capped) = flow.returned(src, &returns) {
+                found
+                    .entry(name.clone())
+                    .and_modify(|c| {
+                        if *c != Some(capped) {
+                            *c = None;
+                        }
+                    })
+                    .or_insert(Some(capped));
+            }
+        }
+        let next: HashMap<String, bool> = found
+            .into_iter()
+            .filter(|(n, _)| names.get(n.as_str()) == Some(&1))
+            .filter_map(|(n, c)| c.map(|c| (n, c)))
+            .collect();
+        if next == returns {
+            break;
+        }
+        returns = next;
+    }
+    returns
+}
+
+/// Gathers each function body of the file, as a whole.
+struct Bodies<'ast> {
+    bodies: Vec<(&'ast syn::Signature, &'ast syn::Block)>,
+}
+
+impl<'ast> Visit<'ast> for Bodies<'ast> {
     fn visit_item_fn(&mut self, i: &'ast syn::ItemFn) {
-        self.body(&i.sig, &i.block);
+        self.bodies.push((&i.sig, &i.block));
         visit::visit_item_fn(self, i);
     }
 
     fn visit_impl_item_fn(&mut self, i: &'ast syn::ImplItemFn) {
-        self.body(&i.sig, &i.block);
+        self.bodies.push((&i.sig, &i.block));
         visit::visit_impl_item_fn(self, i);
     }
 
     fn visit_trait_item_fn(&mut self, i: &'ast syn::TraitItemFn) {
         if let Some(b) = &i.default {
-            self.body(&i.sig, b);
+            self.bodies.push((&i.sig, b));
         }
         visit::visit_trait_item_fn(self, i);
     }
@@ -119,22 +154,60 @@ struct Flow<'a> {
     /// Every call in the body (nested items excluded): its span, first argument, and whether it
     /// is named like a wait (an in-crate `sleep` wrapper, `runtime.sleep(d)`).
     sleeps: Vec<(proc_macro2::Span, Option<&'a Expr>, bool)>,
+    /// What the function returns: its tail expression and every `return` value outside
+    /// closures.
+    returns: Vec<&'a Expr>,
+    /// Closures around the walk: a `return` there leaves the closure, not the function.
+    closures: usize,
+}
+
+/// Server-chosen names of one body: where each value was chosen and whether it is capped.
+type Tainted = HashMap<String, (Option<Span>, bool)>;
+
+impl<'a> Flow<'a> {
+    /// The flow of one function body, its parameters included.
+    fn of(sig: &syn::Signature, block: &'a syn::Block) -> Self {
+        let mut flow = Flow::default();
+        for input in &sig.inputs {
+            if let syn::FnArg::Typed(pt) = input {
+                flow.params.extend(pat_idents(&pt.pat));
+            }
+        }
+        flow.visit_block(block);
+        if let Some(syn::Stmt::Expr(tail, None)) = block.stmts.last() {
+            flow.returns.push(tail);
+        }
+        flow
+    }
 }
 
 impl Flow<'_> {
-    /// Waits with a server-chosen duration: (known sleep index, wait call, origin, capped).
-    fn resolve(
+    /// Whether the function returns a server-chosen value, and whether capped.
+    fn returned(&self, src: &SourceFile, returns: &HashMap<String, bool>) -> Option<bool> {
+        let (tainted, _) = self.tainted(src, returns);
+        let mut out = None;
+        for e in &self.returns {
+            if let Some((_, capped)) = Self::taint_of(e, &tainted, returns) {
+                let capped = capped || caps(e);
+                out = Some(out.unwrap_or(true) && capped);
+            }
+        }
+        out
+    }
+
+    /// Every server-chosen name of the body, and those compared with a bound somewhere.
+    fn tainted(
         &self,
         src: &SourceFile,
-        sleep_index: &HashMap<usize, usize>,
-    ) -> Vec<(Option<usize>, Span, Span, bool)> {
-        let mut tainted: HashMap<String, (Option<Span>, bool)> = HashMap::new();
+        returns: &HashMap<String, bool>,
+    ) -> (Tainted, HashSet<String>) {
+        let mut tainted: Tainted = HashMap::new();
         for p in &self.params {
             if is_source_ident(p) {
                 tainted.insert(p.clone(), (None, false));
             }
         }
-        self.propagate(src, &mut tainted);
+        self.propagate(src, &mut tainted, returns);
         // A name compared with a bound somewhere in the body is capped, and so is every name
         // bound from it: propagate once more.
         let compared: HashSet<String> = tainted
@@ -151,7 +224,18 @@ impl Flow<'_> {
                 t.1 = true;
             }
         }
-        self.propagate(src, &mut tainted);
+        self.propagate(src, &mut tainted, returns);
+        (tainted, compared)
+    }
+
+    /// Waits with a server-chosen duration: (known sleep index, wait call, origin, capped).
+    fn resolve(
+        &self,
+        src: &SourceFile,
+        sleep_index: &HashMap<usize, usize>,
+        returns: &HashMap<String, bool>,
+    ) -> Vec<(Option<usize>, Span, Span, bool)> {
+        let (tainted, compared) = self.tainted(src, returns);
         let mut out = Vec::new();
         for (span, duration, named) in &self.sleeps {
             let wait = span_of(src, *span);
@@ -159,7 +243,7 @@ impl Flow<'_> {
             let Some(d) = duration.filter(|_| idx.is_some() || *named) else {
                 continue;
             };
-            let Some((origin, capped)) = Self::taint_of(d, &tainted) else {
+            let Some((origin, capped)) = Self::taint_of(d, &tainted, returns) else {
                 continue;
             };
             let names = idents(d);
@@ -172,11 +256,11 @@ impl Flow<'_> {
 
     /// Fixpoint over the steps: a name is tainted once any value it was bound from is, and
     /// capped once any binding of it is.
-    fn propagate(&self, src: &SourceFile, tainted: &mut HashMap<String, (Option<Span>, bool)>) {
+    fn propagate(&self, src: &SourceFile, tainted: &mut Tainted, returns: &HashMap<String, bool>) {
         loop {
             let mut changed = false;
             for step in &self.steps {
-                let Some(from) = Self::taint_of(step.value, tainted) else {
+                let Some(from) = Self::taint_of(step.value, tainted, returns) else {
                     continue;
                 };
                 let capped = from.1 || caps(step.value);
@@ -208,10 +292,12 @@ impl Flow<'_> {
     /// carries the value (not as the argument of a function that may cap it)?
     fn taint_of(
         e: &Expr,
-        tainted: &HashMap<String, (Option<Span>, bool)>,
+        tainted: &Tainted,
+        returns: &HashMap<String, bool>,
     ) -> Option<(Option<Span>, bool)> {
         let mut v = Carry {
             tainted,
+            returns,
             found: None,
         };
         v.visit_expr(e);
@@ -221,11 +307,26 @@ impl Flow<'_> {
 
 /// Walks the parts of an expression whose value flows into the expression's value.
 struct Carry<'t> {
-    tainted: &'t HashMap<String, (Option<Span>, bool)>,
+    tainted: &'t Tainted,
+    /// Functions of the file that return a server-chosen delay, and whether capped.
+    returns: &'t HashMap<String, bool>,
     found: Option<(Option<Span>, bool)>,
 }
 
 impl Carry<'_> {
+    /// A call of `name` returns the server's delay: a function of this file that returns one,
+    /// or one named for it (`parse_retry_after(headers)`, as `resp.retry_after()` is).
+    fn call(&mut self, name: &str) {
+        if self.found.is_some() {
+            return;
+        }
+        if let Some(&capped) = self.returns.get(name) {
+            self.found = Some((None, capped));
+        } else if is_source_ident(name) {
+            self.found = Some((None, false));
+        }
+    }
+
     fn ident(&mut self, name: &str) {
         if self.found.is_some() {
             return;
@@ -301,6 +402,7 @@ impl<'ast> Visit<'ast> for Carry<'_> {
                     .map(|s| s.ident.to_string())
                     .collect();
                 let last = segs.last().map(String::as_str).unwrap_or_default();
+                self.call(last);
                 let type_assoc = segs.len() >= 2
                     && segs[segs.len() - 2].starts_with(|c: char| c.is_ascii_uppercase());
                 let ctor = segs.len() == 1 && last.starts_with(|c: char| c.is_ascii_uppercase());
@@ -318,6 +420,9 @@ impl<'ast> Visit<'ast> for Carry<'_> {
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
         let name = m.method.to_string();
         self.ident(&name);
+        if let Some(&capped) = self.returns.get(&name) {
+            self.found.get_or_insert((None, capped));
+        }
         self.visit_expr(&m.receiver);
         if name == "get" || name == "get_all" {
             self.source_string_arg(m.args.iter());
@@ -401,6 +506,13 @@ impl<'ast> Visit<'ast> for Flow<'ast> {
                 if named {
                     self.sleeps.push((m.span(), m.args.first(), true));
                 }
+            }
+            Expr::Return(r) if self.closures == 0 => self.returns.extend(r.expr.as_deref()),
+            Expr::Closure(_) | Expr::Async(_) => {
+                self.closures += 1;
+                visit::visit_expr(self, e);
+                self.closures -= 1;
+                return;
             }
             _ => {}
         }
