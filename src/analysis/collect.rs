@@ -68,7 +68,7 @@ const BOUND_WORDS: &[&str] = &[
 /// words (`expired`, `until`) are not among them: alone they test something else's age
 /// (`lock_until_expired_ms(lock, ts) <= 0` asks whether a lock may be resolved and bounds
 /// nothing), and next to the clock (`Instant::now() > expires_at`) the clock word decides.
-const TIME_WORDS: &[&str] = &["deadline", "elapsed", "now", "instant", "remaining"];
+pub(super) const TIME_WORDS: &[&str] = &["deadline", "elapsed", "now", "instant", "remaining"];
 /// Words of a loop body that calls something outside the process (a request, a connection, a
 /// message, a query): what makes a retry remote, beside an `.await` or a sleep.
 const REMOTE_WORDS: &[&str] = &[
@@ -127,7 +127,9 @@ pub(super) const EXIT_MACROS: &[&str] = &["bail", "panic", "unreachable", "todo"
 pub(super) fn run(file: &syn::File, src: &SourceFile, apis: &Apis, known: &[Wrapper]) -> Facts {
     let imports = Imports::collect(file);
     let cancel_fields = struct_cancel_fields(file, apis, src);
-    let (bound_checkers, defined_fns) = super::rounds::bound_checkers(file, apis);
+    let checkers = super::rounds::bound_checkers(file, apis);
+    let (bound_checkers, defined_fns, clock_checkers) =
+        (checkers.bounds, checkers.defined, checkers.clock);
     let mut c = Collector {
         src,
         apis,
@@ -142,6 +144,7 @@ pub(super) fn run(file: &syn::File, src: &SourceFile, apis: &Apis, known: &[Wrap
         cancel_fields,
         bound_checkers,
         defined_fns,
+        clock_checkers,
         blocking_closures: HashSet::new(),
         single_stmt: HashMap::new(),
         awaited: HashSet::new(),
@@ -180,6 +183,8 @@ struct Collector<'a> {
     cancel_fields: HashMap<String, Vec<(CancelSource, bool)>>,
     /// The file's functions whose call decides on a bound (`rounds::bound_checkers`).
     bound_checkers: BTreeSet<String>,
+    /// The file's functions that compare the clock or a deadline ([`rounds::Checkers`]).
+    clock_checkers: BTreeSet<String>,
     /// Every function name the parsed text defines.
     defined_fns: BTreeSet<String>,
     blocking_closures: HashSet<usize>,
@@ -418,6 +423,7 @@ impl Collector<'_> {
             refusals_only: w.refusals_only,
             classifies: w.classifies,
             status_only: false,
+            clock_checked: false,
         });
         self.site_stack.push(site);
     }
@@ -525,6 +531,7 @@ impl Collector<'_> {
             refusals_only: false,
             classifies: false,
             status_only: false,
+            clock_checked: false,
         });
         self.site_stack.push(s);
         true
@@ -556,6 +563,14 @@ impl Collector<'_> {
         body: &syn::Block,
     ) -> Option<usize> {
         let mut scan = LoopScan::new(self.apis, label.map(|l| l.name.ident.to_string()));
+        scan.clock_checkers = &self.clock_checkers;
+        // The loop's own function compares the clock elsewhere, perhaps; a call of its name in
+        // the loop is another thing's method (`stream.connect()` inside `fn connect`).
+        scan.own_fn = self
+            .fn_stack
+            .last()
+            .map(|&f| self.facts.functions[f].name.clone())
+            .unwrap_or_default();
         if let Some(f) = self.fn_stack.last() {
             scan.opt_locals = self.opt_locals.get(f).cloned().unwrap_or_default();
         }
@@ -768,6 +783,7 @@ impl Collector<'_> {
             refusals_only: false,
             classifies: false,
             status_only: false,
+            clock_checked: scan.clock_call,
         };
         Some(self.add_site(site))
     }
@@ -811,6 +827,7 @@ impl Collector<'_> {
             refusals_only: false,
             classifies: false,
             status_only,
+            clock_checked: false,
         })
     }
 
@@ -1771,6 +1788,13 @@ struct Comparison {
 #[allow(clippy::struct_excessive_bools)]
 struct LoopScan<'a> {
     apis: &'a Apis,
+    /// The file's functions that compare the clock or a deadline: calling one checks a
+    /// deadline by hand.
+    clock_checkers: &'a BTreeSet<String>,
+    /// The name of the function the loop is in.
+    own_fn: String,
+    /// It calls one of [`Self::clock_checkers`].
+    clock_call: bool,
     label: Option<String>,
     loop_depth: usize,
     closure_depth: usize,
@@ -1813,8 +1837,12 @@ struct LoopScan<'a> {
 
 impl<'a> LoopScan<'a> {
     fn new(apis: &'a Apis, label: Option<String>) -> Self {
+        static NONE: BTreeSet<String> = BTreeSet::new();
         Self {
             apis,
+            clock_checkers: &NONE,
+            own_fn: String::new(),
+            clock_call: false,
             label,
             loop_depth: 0,
             closure_depth: 0,
@@ -1930,6 +1958,25 @@ impl<'a> LoopScan<'a> {
 
 impl<'ast> Visit<'ast> for LoopScan<'_> {
     fn visit_item(&mut self, _: &'ast syn::Item) {}
+
+    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+        // Only a name that means this file's function: `expired(..)` or `Self::expired(..)`,
+        // not `TcpStream::connect(..)` beside a `fn connect` of the file.
+        if let Expr::Path(p) = &*c.func {
+            let segs = &p.path.segments;
+            let own = p.qself.is_none()
+                && (segs.len() == 1 || segs.len() == 2 && segs[0].ident == "Self");
+            let checks_clock = own
+                && segs.last().is_some_and(|s| {
+                    s.ident != self.own_fn && self.clock_checkers.contains(&s.ident.to_string())
+                });
+            if checks_clock && self.closure_depth == 0 {
+                self.bounding_call = true;
+                self.clock_call = true;
+            }
+        }
+        visit::visit_expr_call(self, c);
+    }
 
     fn visit_local(&mut self, l: &'ast syn::Local) {
         let pat = match &l.pat {
@@ -2210,6 +2257,10 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
                 }
             }
             _ => {}
+        }
+        if self.closure_depth == 0 && self.clock_checkers.contains(&name) && name != self.own_fn {
+            self.bounding_call = true;
+            self.clock_call = true;
         }
         if self.apis.retry.bounding_methods.contains(&name) {
             self.bounding_call = true;

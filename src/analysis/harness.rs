@@ -60,6 +60,7 @@ fn render(src: &SourceFile, f: &Facts) -> String {
             ("exits-on-failure", s.exits_on_failure),
             ("refusals-only", s.refusals_only),
             ("status-only", s.status_only),
+            ("clock-helper", s.clock_checked),
         ] {
             if on {
                 let _ = write!(out, " {flag}");
@@ -931,6 +932,39 @@ async fn get(client: &Client) -> Result<Response> {
         server-wait 13:13 from 12:13
         server-wait 14:13 from 14:13 capped
         server-wait 15:13 from 15:13
+        ");
+    }
+    #[test]
+    fn a_helper_that_compares_the_clock_is_a_hand_checked_deadline() {
+        insta::assert_snapshot!(check(
+            "fn spent(start: Instant, budget: Duration) -> bool {
+    start.elapsed() >= budget
+}
+async fn fetch(c: &Client, budget: Duration) -> Result<(), Error> {
+    let start = Instant::now();
+    loop {
+        match c.call().await {
+            Ok(()) => return Ok(()),
+            Err(e) if spent(start, budget) => return Err(e),
+            Err(_) => tokio::time::sleep(Duration::from_secs(1)).await,
+        }
+    }
+}
+async fn other(c: &Client) -> Result<(), Error> {
+    for _ in 0..3 {
+        if Clock::spent(c) { return Ok(()); }
+        if c.call().await.is_ok() { return Ok(()); }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    Ok(())
+}"
+        ), @r"
+        site #0 6:5 loop cap=symbolic deadline=- exits-on-failure clock-helper
+        site #1 15:5 for cap=3 deadline=-
+        sleep 10:23 tokio::time::sleep(Duration::from_secs(1)) site=#0
+        sleep 18:9 tokio::time::sleep(Duration::from_secs(1)) site=#1
+        fixed-delay 10:23 site=#0
+        fixed-delay 18:9 site=#1
         ");
     }
 }

@@ -297,6 +297,11 @@ pub struct RetrySite {
     /// A wrapper call whose wrapper decides which errors go round (a classifier it is given, a
     /// status class): what the call's operation fails with is not all retried.
     pub classifies: bool,
+    /// The loop calls a function of its file that compares the clock or a deadline (`if
+    /// expired(start, budget) { .. }`): it checks a deadline by hand, through the helper. Kept
+    /// apart from [`Self::deadline`], which bounds every way round: the helper bounds only the
+    /// ways that call it, and the ways round are judged one by one.
+    pub clock_checked: bool,
 }
 
 /// One call of a known sleep.

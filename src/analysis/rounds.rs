@@ -242,18 +242,19 @@ impl Gates<'_> {
 /// `let servers = self.get_servers()?` fails once every server has used its reconnects. The
 /// same names elsewhere in the crate are not followed: a helper in another file is no gate.
 /// Also returns every function name the file defines.
-pub(super) fn bound_checkers(
-    file: &syn::File,
-    apis: &Apis,
-) -> (BTreeSet<String>, BTreeSet<String>) {
+pub(super) fn bound_checkers(file: &syn::File, apis: &Apis) -> Checkers {
     struct V<'a> {
         apis: &'a Apis,
-        out: BTreeSet<String>,
-        defined: BTreeSet<String>,
+        out: Checkers,
     }
     impl V<'_> {
         fn function(&mut self, sig: &syn::Signature, body: &Block) {
-            self.defined.insert(sig.ident.to_string());
+            self.out.defined.insert(sig.ident.to_string());
+            let mut clock = ClockCmp(false);
+            clock.visit_block(body);
+            if clock.0 {
+                self.out.clock.insert(sig.ident.to_string());
+            }
             let gives_up = match &sig.output {
                 syn::ReturnType::Type(_, ty) => match &**ty {
                     syn::Type::Path(p) => p.path.segments.last().is_some_and(|s| {
@@ -271,7 +272,7 @@ pub(super) fn bound_checkers(
                 };
                 scan.visit_block(body);
                 if scan.found {
-                    self.out.insert(sig.ident.to_string());
+                    self.out.bounds.insert(sig.ident.to_string());
                 }
             }
         }
@@ -344,13 +345,46 @@ pub(super) fn bound_checkers(
             visit::visit_expr_method_call(self, m);
         }
     }
+    /// An ordering comparison that reads the clock or a deadline (`start.elapsed() >= budget`,
+    /// `Instant::now() > self.deadline`), outside the helper's own loops and closures.
+    struct ClockCmp(bool);
+    impl<'ast> Visit<'ast> for ClockCmp {
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+        fn visit_expr_loop(&mut self, _: &'ast syn::ExprLoop) {}
+        fn visit_expr_while(&mut self, _: &'ast syn::ExprWhile) {}
+        fn visit_expr_for_loop(&mut self, _: &'ast syn::ExprForLoop) {}
+        fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+            use syn::BinOp::{Ge, Gt, Le, Lt};
+            if matches!(b.op, Lt(_) | Le(_) | Gt(_) | Ge(_)) {
+                let mut w = ident_words_of(&*b.left);
+                w.extend(ident_words_of(&*b.right));
+                self.0 |= w
+                    .iter()
+                    .any(|w| super::collect::TIME_WORDS.contains(&w.as_str()));
+            }
+            visit::visit_expr_binary(self, b);
+        }
+    }
     let mut v = V {
         apis,
-        out: BTreeSet::new(),
-        defined: BTreeSet::new(),
+        out: Checkers::default(),
     };
     v.visit_file(file);
-    (v.out, v.defined)
+    v.out
+}
+
+/// What the file's own functions decide, by name ([`bound_checkers`]).
+#[derive(Debug, Default)]
+pub(super) struct Checkers {
+    /// Functions that decide on a bound and can give up: a loop's gate when it calls one.
+    pub bounds: BTreeSet<String>,
+    /// Every function name the file defines.
+    pub defined: BTreeSet<String>,
+    /// Functions that compare the clock or a deadline (`fn expired(start, budget) -> bool {
+    /// start.elapsed() >= budget }`): a loop that calls one checks a deadline by hand, as if
+    /// the comparison were written in it.
+    pub clock: BTreeSet<String>,
 }
 
 fn strip(mut e: &Expr) -> &Expr {

@@ -79,7 +79,7 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
             )
             .label("a stop request waits for this sleep to finish")
             .help(help)
-        } else if site.deadline == Some(Deadline::Manual)
+        } else if (site.deadline == Some(Deadline::Manual) || site.clock_checked)
             && !sleep.capped(facts)
             && !short_constant(&sleep.duration)
         {
