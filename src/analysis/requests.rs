@@ -629,6 +629,18 @@ impl<'a> Scan<'a> {
         }
     }
 
+    /// The request's arguments (its URL: text, a `format!`, the names it is built from) say it
+    /// exchanges credentials (`.post(token_url)`, `"https://auth/oauth/token"`): no write.
+    fn exchanges_credentials<'e>(&self, args: impl Iterator<Item = &'e Expr>) -> bool {
+        let words = &self.apis.requests.credential_exchange;
+        !words.is_empty()
+            && args.into_iter().any(|a| {
+                super::words::words_of(a)
+                    .iter()
+                    .any(|w| words.iter().any(|x| x == w))
+            })
+    }
+
     fn is_unsafe_method(&self, m: &str) -> bool {
         self.apis
             .requests
@@ -914,7 +926,11 @@ impl<'ast> Visit<'ast> for Scan<'_> {
                 self.apis.requests.functions.iter().any(|f| {
                     *f == resolved || (segs.len() == 1 && f.ends_with(&format!("::{last}")))
                 }) || (segs.len() >= 2 && segs[segs.len() - 2] == "Request");
-            if fn_write && !c.args.is_empty() && self.is_unsafe_method(&last) {
+            if fn_write
+                && !c.args.is_empty()
+                && self.is_unsafe_method(&last)
+                && !self.exchanges_credentials(c.args.iter())
+            {
                 self.writes.push(RawWrite {
                     span: self.span(c.span()),
                     method: last.to_ascii_uppercase(),
@@ -931,6 +947,7 @@ impl<'ast> Visit<'ast> for Scan<'_> {
                 if let Some(m) = self
                     .is_method_const(a)
                     .filter(|_| !matches!(strip(a), Expr::Lit(_)))
+                    .filter(|_| !self.exchanges_credentials(c.args.iter()))
                 {
                     self.writes.push(RawWrite {
                         span: self.span(a.span()),
@@ -948,7 +965,10 @@ impl<'ast> Visit<'ast> for Scan<'_> {
         let name = m.method.to_string();
         self.calls.push((name.clone(), self.span(m.span())));
         let base = receiver_base(&m.receiver);
-        if self.is_unsafe_method(&name) && !m.args.is_empty() {
+        if self.is_unsafe_method(&name)
+            && !m.args.is_empty()
+            && !self.exchanges_credentials(m.args.iter())
+        {
             let start = self.span(m.method.span()).start;
             let end = self.span(m.span()).end;
             self.writes.push(RawWrite {
@@ -968,6 +988,7 @@ impl<'ast> Visit<'ast> for Scan<'_> {
             if let Some(meth) = self
                 .is_method_const(a)
                 .filter(|_| text_ok || !matches!(strip(a), Expr::Lit(_)))
+                .filter(|_| !self.exchanges_credentials(m.args.iter()))
             {
                 self.writes.push(RawWrite {
                     span: self.span(a.span()),

@@ -269,6 +269,9 @@ pub struct Requests {
     /// Tokens that mark gRPC code.
     #[serde(default)]
     pub grpc: Vec<String>,
+    /// URL words of a POST that exchanges credentials rather than writes.
+    #[serde(default)]
+    pub credential_exchange: Vec<String>,
 }
 
 /// `[bodies]`: what makes a request body single-use.
@@ -308,6 +311,7 @@ impl Requests {
         self.retrying_middleware.extend(o.retrying_middleware);
         self.middleware_strategy_constructors
             .extend(o.middleware_strategy_constructors);
+        self.credential_exchange.extend(o.credential_exchange);
         self.grpc.extend(o.grpc);
     }
 }
