@@ -677,7 +677,20 @@ impl Collector<'_> {
         let outcome_exit = falls_through && !scan.failure_path();
         if !scan.success_exit && !outcome_exit && kind == SiteKind::Loop {
             // A `loop` that never leaves on success is periodic work (a heartbeat, a poller, a
-            // flusher that stops on shutdown), not a retry.
+            // flusher that stops on shutdown), not a retry. A supervisor among them that waits
+            // after a failure (`Err(e) => sleep(retry_delay)`) still retries what failed on
+            // its next round: that wait is a backoff, which only the cancellation rule asks
+            // about (running forever is what a supervisor is for).
+            // An accept or read loop that pauses after a failed `accept()` takes the next item
+            // again: nothing is retried.
+            if !scan.err_sleeps.is_empty() && !scan.next_item {
+                let reconnect = super::Reconnect {
+                    anchor: self.span(keyword),
+                    checks_cancel: scan.checks_cancel,
+                    sleeps: scan.err_sleeps.iter().map(|s| self.span(*s)).collect(),
+                };
+                self.facts.reconnects.push(reconnect);
+            }
             return None;
         }
         if success_goes_round(body, kind == SiteKind::While) || waits_for_change(body) {
@@ -1452,6 +1465,15 @@ fn returns_poll(sig: &syn::Signature) -> bool {
     }
 }
 
+/// `Err(..)`, alone or as the only case of an or-pattern.
+fn is_err_pattern(p: &Pat) -> bool {
+    match p {
+        Pat::TupleStruct(t) => t.path.segments.last().is_some_and(|s| s.ident == "Err"),
+        Pat::Or(o) => o.cases.iter().all(is_err_pattern),
+        _ => false,
+    }
+}
+
 /// A `while` condition that holds exactly while an attempt fails: `let Err(..) = op()` or
 /// `op().is_err()` (`!op().is_ok()`), where `op` calls something. A condition that also tests
 /// anything else (`n < 5 && op().is_err()`) is not one: its other part may be the bound.
@@ -1795,6 +1817,11 @@ struct LoopScan<'a> {
     own_fn: String,
     /// It calls one of [`Self::clock_checkers`].
     clock_call: bool,
+    /// Inside an `Err(..)` arm or an `if let Err(..)` branch of the loop's own body.
+    err_depth: usize,
+    /// Sleeps the loop itself makes on a failure path (in an `Err` arm): a reconnect backoff
+    /// even when the loop is a supervisor that never leaves on success.
+    err_sleeps: Vec<proc_macro2::Span>,
     label: Option<String>,
     loop_depth: usize,
     closure_depth: usize,
@@ -1843,6 +1870,8 @@ impl<'a> LoopScan<'a> {
             clock_checkers: &NONE,
             own_fn: String::new(),
             clock_call: false,
+            err_depth: 0,
+            err_sleeps: Vec::new(),
             label,
             loop_depth: 0,
             closure_depth: 0,
@@ -1960,6 +1989,12 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
     fn visit_item(&mut self, _: &'ast syn::Item) {}
 
     fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+        if let Expr::Path(p) = &*c.func {
+            let sleeps = p.path.segments.last().is_some_and(|s| s.ident == "sleep");
+            if sleeps && self.err_depth > 0 && self.loop_depth == 0 && self.closure_depth == 0 {
+                self.err_sleeps.push(c.span());
+            }
+        }
         // Only a name that means this file's function: `expired(..)` or `Self::expired(..)`,
         // not `TcpStream::connect(..)` beside a `fn connect` of the file.
         if let Expr::Path(p) = &*c.func {
@@ -2094,8 +2129,11 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
         if let_escape.is_some() {
             self.escape = let_escape;
         }
+        let err = matches!(&*e.cond, Expr::Let(l) if is_err_pattern(&l.pat));
         self.success_depth += usize::from(success);
+        self.err_depth += usize::from(err);
         self.visit_block(&e.then_branch);
+        self.err_depth -= usize::from(err);
         self.success_depth -= usize::from(success);
         self.escape = outer;
         if let Some((_, els)) = &e.else_branch {
@@ -2133,8 +2171,10 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
         // `other => return other` after an `Err(..)` arm leaves on success and on failure alike.
         let catch_all =
             matches!(&a.pat, Pat::Wild(_)) || matches!(&a.pat, Pat::Ident(i) if i.subpat.is_none());
+        let err = is_err_pattern(&a.pat);
         self.success_depth += usize::from(success);
         self.catch_all_depth += usize::from(catch_all);
+        self.err_depth += usize::from(err);
         self.visit_pat(&a.pat);
         if let Some((_, g)) = &a.guard {
             let outer = self.escape.clone();
@@ -2150,6 +2190,7 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
         self.visit_expr(&a.body);
         self.success_depth -= usize::from(success);
         self.catch_all_depth -= usize::from(catch_all);
+        self.err_depth -= usize::from(err);
     }
 
     fn visit_expr_await(&mut self, a: &'ast syn::ExprAwait) {

@@ -112,6 +112,16 @@ fn render(src: &SourceFile, f: &Facts) -> String {
     for d in &f.fixed_delays {
         let _ = writeln!(out, "fixed-delay {} site={}", at(d.span), site(d.site));
     }
+    for r in &f.reconnects {
+        let sleeps: Vec<String> = r.sleeps.iter().map(|s| at(*s)).collect();
+        let cancel = if r.checks_cancel { " cancel" } else { "" };
+        let _ = writeln!(
+            out,
+            "reconnect {}{cancel} waits={}",
+            at(r.anchor),
+            sleeps.join(",")
+        );
+    }
     for n in &f.nested_retries {
         let _ = writeln!(
             out,
@@ -966,5 +976,45 @@ async fn other(c: &Client) -> Result<(), Error> {
         fixed-delay 10:23 site=#0
         fixed-delay 18:9 site=#1
         ");
+    }
+    #[test]
+    fn a_supervisor_that_waits_after_a_failure_has_reconnect_waits() {
+        insta::assert_snapshot!(check(
+            "impl Task {
+    async fn run(mut self) {
+        loop {
+            if self.halt.load(Ordering::SeqCst) {
+                return;
+            }
+            match self.connect().await {
+                Err(e) => sleep(self.retry_delay).await,
+                Ok(conn) => self.serve(conn).await,
+            }
+        }
+    }
+    async fn heartbeat(&self) {
+        loop {
+            if self.halt.load(Ordering::SeqCst) {
+                return;
+            }
+            sleep(Duration::from_secs(10)).await;
+            if let Err(e) = self.ping().await {
+                warn!(\"ping failed: {e}\");
+            }
+        }
+    }
+    async fn accept_loop(&self, listener: TcpListener) {
+        loop {
+            if self.halt.load(Ordering::SeqCst) {
+                return;
+            }
+            match listener.accept().await {
+                Err(e) => sleep(Duration::from_secs(1)).await,
+                Ok((s, _)) => self.serve(s).await,
+            }
+        }
+    }
+}"
+        ), @"reconnect 3:9 cancel waits=8:27");
     }
 }

@@ -57,6 +57,8 @@ pub struct Facts {
     pub status_retries: Vec<StatusRetry>,
     /// Delays between attempts with no random component.
     pub fixed_delays: Vec<FixedDelay>,
+    /// Supervisor loops that wait after a failure and try again ([`Reconnect`]).
+    pub reconnects: Vec<Reconnect>,
     /// Retry sites around a client that already retries.
     pub nested_retries: Vec<NestedRetry>,
     /// Functions of this file that retry the callable they are given ([`wrappers`]).
@@ -70,6 +72,19 @@ pub struct Facts {
     /// with a retry site whose callers, all seen bounded or none seen, decide whether the site
     /// is under their deadline. Parsed whole when the whole file mentions one more often.
     pub hidden_callers: BTreeSet<String>,
+}
+
+/// A supervisor `loop` (it never leaves on success: it serves, then reconnects) whose failure
+/// path waits before the next round: not a retry site (running forever is its purpose), but
+/// its waits are backoffs a stop request should be able to cut short.
+#[derive(Debug, Clone)]
+pub struct Reconnect {
+    /// The `loop` keyword.
+    pub anchor: Span,
+    /// The loop checks a stop signal between rounds.
+    pub checks_cancel: bool,
+    /// The sleep calls on its failure paths.
+    pub sleeps: Vec<Span>,
 }
 
 /// A retry site whose operation goes through a client that retries by itself.

@@ -44,7 +44,9 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
     // table, only where they fired.
     for sleep in &facts.sleeps {
         let Some(site_idx) = sleep.site else {
-            // Not between attempts: a pacing or periodic sleep is not a backoff.
+            // Not between attempts: a pacing or periodic sleep is not a backoff, unless a
+            // supervisor loop waits there after a failure.
+            out.extend(reconnect_wait(facts, sleep));
             continue;
         };
         let site = &facts.sites[site_idx];
@@ -102,6 +104,43 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
         out.push(d);
     }
     out
+}
+
+/// A supervisor loop's wait after a failure ([`crate::analysis::Reconnect`]) with a stop signal
+/// in scope or checked by the loop, and not raced: a stop request waits out the backoff. No
+/// fix: the loop is not a retry site the fixes understand.
+fn reconnect_wait(facts: &crate::analysis::Facts, sleep: &Sleep) -> Option<Diagnostic> {
+    if sleep.raced || sleep.under_deadline {
+        return None;
+    }
+    let r = facts
+        .reconnects
+        .iter()
+        .find(|r| r.sleeps.iter().any(|s| s.start == sleep.span.start))?;
+    let help = if sleep.blocking {
+        BLOCKING_HELP
+    } else {
+        RACE_HELP
+    };
+    let d = if let Some(src) = facts.cancel_sources(sleep.function).first() {
+        Diagnostic::new(
+            &RULE,
+            sleep.span,
+            format!("reconnect backoff is not raced against `{}`", src.name),
+        )
+        .label("cancelling does not interrupt this wait")
+        .related(src.span, "cancellation source in scope")
+    } else if r.checks_cancel {
+        Diagnostic::new(
+            &RULE,
+            sleep.span,
+            "reconnect backoff ignores the stop signal the loop checks",
+        )
+        .label("a stop request waits for this sleep to finish")
+    } else {
+        return None;
+    };
+    Some(d.help(help).related(r.anchor, "reconnect loop"))
 }
 
 /// `sleep(d).await` -> `tokio::select! { _ = token.cancelled() => break, _ = sleep(d) => {} }`.
