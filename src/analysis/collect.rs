@@ -683,11 +683,11 @@ impl Collector<'_> {
             // about (running forever is what a supervisor is for).
             // An accept or read loop that pauses after a failed `accept()` takes the next item
             // again: nothing is retried.
-            if !scan.err_sleeps.is_empty() && !scan.next_item {
+            if !scan.err_paths.is_empty() && !scan.next_item {
                 let reconnect = super::Reconnect {
                     anchor: self.span(keyword),
                     checks_cancel: scan.checks_cancel,
-                    sleeps: scan.err_sleeps.iter().map(|s| self.span(*s)).collect(),
+                    failure_paths: scan.err_paths.iter().map(|s| self.span(*s)).collect(),
                 };
                 self.facts.reconnects.push(reconnect);
             }
@@ -1465,7 +1465,7 @@ fn returns_poll(sig: &syn::Signature) -> bool {
     }
 }
 
-/// `Err(..)`, alone or as the only case of an or-pattern.
+/// `Err(..)`, alone or in an or-pattern of `Err` cases only.
 fn is_err_pattern(p: &Pat) -> bool {
     match p {
         Pat::TupleStruct(t) => t.path.segments.last().is_some_and(|s| s.ident == "Err"),
@@ -1481,15 +1481,7 @@ fn attempt_fails(cond: &Expr) -> bool {
     let calls = |e: &Expr| !super::callee_names(e, false).is_empty();
     match cond {
         Expr::Paren(p) => attempt_fails(&p.expr),
-        Expr::Let(l) => {
-            let pat = match &*l.pat {
-                Pat::Or(o) if o.cases.len() == 1 => &o.cases[0],
-                p => p,
-            };
-            matches!(pat, Pat::TupleStruct(t)
-                if t.path.segments.last().is_some_and(|s| s.ident == "Err"))
-                && calls(&l.expr)
-        }
+        Expr::Let(l) => is_err_pattern(&l.pat) && calls(&l.expr),
         Expr::MethodCall(m) if m.method == "is_err" && m.args.is_empty() => calls(&m.receiver),
         Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => match &*u.expr {
             Expr::MethodCall(m) if m.method == "is_ok" && m.args.is_empty() => calls(&m.receiver),
@@ -1817,11 +1809,10 @@ struct LoopScan<'a> {
     own_fn: String,
     /// It calls one of [`Self::clock_checkers`].
     clock_call: bool,
-    /// Inside an `Err(..)` arm or an `if let Err(..)` branch of the loop's own body.
-    err_depth: usize,
-    /// Sleeps the loop itself makes on a failure path (in an `Err` arm): a reconnect backoff
-    /// even when the loop is a supervisor that never leaves on success.
-    err_sleeps: Vec<proc_macro2::Span>,
+    /// The loop's own failure paths (`Err` arms, `if let Err(..)` branches, outside inner
+    /// loops and closures): a wait there is a backoff even when the loop is a supervisor
+    /// that never leaves on success.
+    err_paths: Vec<proc_macro2::Span>,
     label: Option<String>,
     loop_depth: usize,
     closure_depth: usize,
@@ -1870,8 +1861,7 @@ impl<'a> LoopScan<'a> {
             clock_checkers: &NONE,
             own_fn: String::new(),
             clock_call: false,
-            err_depth: 0,
-            err_sleeps: Vec::new(),
+            err_paths: Vec::new(),
             label,
             loop_depth: 0,
             closure_depth: 0,
@@ -1919,6 +1909,23 @@ impl<'a> LoopScan<'a> {
     }
 
     /// The loop goes round again after a failure.
+    /// A call of `name` in the loop's own body: one of the file's clock checkers (not the
+    /// loop's own function's name, which here is another thing's method) checks a deadline.
+    fn note_clock_call(&mut self, name: &str) {
+        if self.closure_depth == 0 && name != self.own_fn && self.clock_checkers.contains(name) {
+            self.bounding_call = true;
+            self.clock_call = true;
+        }
+    }
+
+    /// A failure path of the loop's own body starts at `span` (not one of an inner loop or a
+    /// closure, which run within one round).
+    fn err_path_at(&mut self, span: proc_macro2::Span) {
+        if self.loop_depth == 0 && self.closure_depth == 0 {
+            self.err_paths.push(span);
+        }
+    }
+
     fn failure_path(&self) -> bool {
         self.has_continue || self.err_path
     }
@@ -1989,25 +1996,15 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
     fn visit_item(&mut self, _: &'ast syn::Item) {}
 
     fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
-        if let Expr::Path(p) = &*c.func {
-            let sleeps = p.path.segments.last().is_some_and(|s| s.ident == "sleep");
-            if sleeps && self.err_depth > 0 && self.loop_depth == 0 && self.closure_depth == 0 {
-                self.err_sleeps.push(c.span());
-            }
-        }
         // Only a name that means this file's function: `expired(..)` or `Self::expired(..)`,
         // not `TcpStream::connect(..)` beside a `fn connect` of the file.
         if let Expr::Path(p) = &*c.func {
             let segs = &p.path.segments;
-            let own = p.qself.is_none()
-                && (segs.len() == 1 || segs.len() == 2 && segs[0].ident == "Self");
-            let checks_clock = own
-                && segs.last().is_some_and(|s| {
-                    s.ident != self.own_fn && self.clock_checkers.contains(&s.ident.to_string())
-                });
-            if checks_clock && self.closure_depth == 0 {
-                self.bounding_call = true;
-                self.clock_call = true;
+            if p.qself.is_none() && (segs.len() == 1 || segs.len() == 2 && segs[0].ident == "Self")
+            {
+                if let Some(last) = segs.last() {
+                    self.note_clock_call(&last.ident.to_string());
+                }
             }
         }
         visit::visit_expr_call(self, c);
@@ -2130,10 +2127,11 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
             self.escape = let_escape;
         }
         let err = matches!(&*e.cond, Expr::Let(l) if is_err_pattern(&l.pat));
+        if err {
+            self.err_path_at(e.then_branch.span());
+        }
         self.success_depth += usize::from(success);
-        self.err_depth += usize::from(err);
         self.visit_block(&e.then_branch);
-        self.err_depth -= usize::from(err);
         self.success_depth -= usize::from(success);
         self.escape = outer;
         if let Some((_, els)) = &e.else_branch {
@@ -2171,10 +2169,11 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
         // `other => return other` after an `Err(..)` arm leaves on success and on failure alike.
         let catch_all =
             matches!(&a.pat, Pat::Wild(_)) || matches!(&a.pat, Pat::Ident(i) if i.subpat.is_none());
-        let err = is_err_pattern(&a.pat);
+        if is_err_pattern(&a.pat) {
+            self.err_path_at(a.body.span());
+        }
         self.success_depth += usize::from(success);
         self.catch_all_depth += usize::from(catch_all);
-        self.err_depth += usize::from(err);
         self.visit_pat(&a.pat);
         if let Some((_, g)) = &a.guard {
             let outer = self.escape.clone();
@@ -2190,7 +2189,6 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
         self.visit_expr(&a.body);
         self.success_depth -= usize::from(success);
         self.catch_all_depth -= usize::from(catch_all);
-        self.err_depth -= usize::from(err);
     }
 
     fn visit_expr_await(&mut self, a: &'ast syn::ExprAwait) {
@@ -2299,10 +2297,7 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
             }
             _ => {}
         }
-        if self.closure_depth == 0 && self.clock_checkers.contains(&name) && name != self.own_fn {
-            self.bounding_call = true;
-            self.clock_call = true;
-        }
+        self.note_clock_call(&name);
         if self.apis.retry.bounding_methods.contains(&name) {
             self.bounding_call = true;
             if matches!(

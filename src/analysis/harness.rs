@@ -113,13 +113,20 @@ fn render(src: &SourceFile, f: &Facts) -> String {
         let _ = writeln!(out, "fixed-delay {} site={}", at(d.span), site(d.site));
     }
     for r in &f.reconnects {
-        let sleeps: Vec<String> = r.sleeps.iter().map(|s| at(*s)).collect();
+        let paths: Vec<String> = r.failure_paths.iter().map(|s| at(*s)).collect();
+        let waits: Vec<String> = f
+            .sleeps
+            .iter()
+            .filter(|s| r.waits(s))
+            .map(|s| at(s.span))
+            .collect();
         let cancel = if r.checks_cancel { " cancel" } else { "" };
         let _ = writeln!(
             out,
-            "reconnect {}{cancel} waits={}",
+            "reconnect {}{cancel} failure-paths={} waits={}",
             at(r.anchor),
-            sleeps.join(",")
+            paths.join(","),
+            waits.join(",")
         );
     }
     for n in &f.nested_retries {
@@ -980,7 +987,8 @@ async fn other(c: &Client) -> Result<(), Error> {
     #[test]
     fn a_supervisor_that_waits_after_a_failure_has_reconnect_waits() {
         insta::assert_snapshot!(check(
-            "impl Task {
+            "use tokio::time::sleep;
+impl Task {
     async fn run(mut self) {
         loop {
             if self.halt.load(Ordering::SeqCst) {
@@ -1015,6 +1023,12 @@ async fn other(c: &Client) -> Result<(), Error> {
         }
     }
 }"
-        ), @"reconnect 3:9 cancel waits=8:27");
+        ), @r"
+        sleep 9:27 tokio::time::sleep(self.retry_delay) site=-
+        sleep 19:13 tokio::time::sleep(Duration::from_secs(10)) site=-
+        sleep 31:27 tokio::time::sleep(Duration::from_secs(1)) site=-
+        reconnect 4:9 cancel failure-paths=9:27 waits=9:27
+        reconnect 15:9 cancel failure-paths=20:47 waits=
+        ");
     }
 }

@@ -74,17 +74,25 @@ pub struct Facts {
     pub hidden_callers: BTreeSet<String>,
 }
 
-/// A supervisor `loop` (it never leaves on success: it serves, then reconnects) whose failure
-/// path waits before the next round: not a retry site (running forever is its purpose), but
-/// its waits are backoffs a stop request should be able to cut short.
+/// A supervisor `loop` (it never leaves on success: it serves, then reconnects) with failure
+/// paths: not a retry site (running forever is its purpose), but a wait on a failure path
+/// ([`Reconnect::waits`]) is a backoff a stop request should be able to cut short.
 #[derive(Debug, Clone)]
 pub struct Reconnect {
     /// The `loop` keyword.
     pub anchor: Span,
     /// The loop checks a stop signal between rounds.
     pub checks_cancel: bool,
-    /// The sleep calls on its failure paths.
-    pub sleeps: Vec<Span>,
+    /// Its own failure paths (`Err` arms, `if let Err(..)` branches).
+    pub failure_paths: Vec<Span>,
+}
+
+impl Reconnect {
+    /// Sleep `sleep` waits on one of its failure paths.
+    #[must_use]
+    pub fn waits(&self, sleep: &Sleep) -> bool {
+        self.failure_paths.iter().any(|p| p.contains(sleep.span))
+    }
 }
 
 /// A retry site whose operation goes through a client that retries by itself.

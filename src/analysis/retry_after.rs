@@ -420,9 +420,7 @@ impl<'ast> Visit<'ast> for Carry<'_> {
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
         let name = m.method.to_string();
         self.ident(&name);
-        if let Some(&capped) = self.returns.get(&name) {
-            self.found.get_or_insert((None, capped));
-        }
+        self.call(&name);
         self.visit_expr(&m.receiver);
         if name == "get" || name == "get_all" {
             self.source_string_arg(m.args.iter());

@@ -113,10 +113,7 @@ fn reconnect_wait(facts: &crate::analysis::Facts, sleep: &Sleep) -> Option<Diagn
     if sleep.raced || sleep.under_deadline {
         return None;
     }
-    let r = facts
-        .reconnects
-        .iter()
-        .find(|r| r.sleeps.iter().any(|s| s.start == sleep.span.start))?;
+    let r = facts.reconnects.iter().find(|r| r.waits(sleep))?;
     let help = if sleep.blocking {
         BLOCKING_HELP
     } else {
