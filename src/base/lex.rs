@@ -31,9 +31,21 @@ pub enum Region {
 
 /// The comment or literal that starts at `i`, with the offset after it; `None` when code
 /// starts there (a lifetime's quote, a raw identifier's `r`, any other byte).
+// Inlined: every scanner calls it on every byte, and almost every byte starts no comment or
+// literal; the first test answers those in the caller's loop, the rest is out of line.
 #[must_use]
+#[inline]
 pub fn token_at(b: &[u8], i: usize) -> Option<(Region, usize)> {
     match *b.get(i)? {
+        b'/' | b'"' | b'\'' | b'b' | b'c' | b'r' => token_at_slow(b, i),
+        _ => None,
+    }
+}
+
+/// [`token_at`] for a byte that may start a comment or literal.
+#[inline(never)]
+fn token_at_slow(b: &[u8], i: usize) -> Option<(Region, usize)> {
+    match b[i] {
         b'/' => match b.get(i + 1) {
             Some(b'/') => Some((Region::LineComment, line_end(b, i))),
             Some(b'*') => Some((Region::BlockComment, block_comment_end(b, i))),
