@@ -1638,9 +1638,22 @@ fn strip_handling(mut e: &Expr) -> &Expr {
     }
 }
 
+/// The one local a header value is made from: `key`, `key.to_string()`, `&key`,
+/// `HeaderValue::from_str(&key).unwrap()`. Conversions keep the value the local holds, so a
+/// key made per attempt and converted is still made per attempt.
 fn single_ident(e: &Expr) -> Option<String> {
     match strip(e) {
         Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(ToString::to_string),
+        // `key.to_string()`, `key.as_str()`, `key.hyphenated().to_string()`, `.unwrap()` and
+        // `.expect(..)` on a conversion: what is converted is the value.
+        Expr::MethodCall(m) if m.args.is_empty() || m.method == "expect" => {
+            single_ident(&m.receiver)
+        }
+        Expr::Try(t) => single_ident(&t.expr),
+        // `HeaderValue::from_str(&key)`, `String::from(key)`.
+        Expr::Call(c) if c.args.len() == 1 && matches!(&*c.func, Expr::Path(_)) => {
+            single_ident(&c.args[0])
+        }
         _ => None,
     }
 }
@@ -1818,6 +1831,8 @@ mod tests {
                     let _ = c.post(\"a\").header(\"Idempotency-Key\", fresh).send().await;
                     let _ = c.post(\"b\").header(\"idempotency-key\", once).send().await;
                     let _ = c.patch(\"c\").send().await;
+                    let _ = c.post(\"e\").header(\"Idempotency-Key\", fresh.to_string()).send().await;
+                    let _ = c.post(\"f\").header(\"Idempotency-Key\", HeaderValue::from_str(&once.to_string())?).send().await;
                     if c.put(\"d\").send().await.is_ok() { return; }
                     tokio::time::sleep(d).await;
                 }
@@ -1827,7 +1842,9 @@ mod tests {
             got,
             "POST site key-per-attempt:Uuid::new_v4() gated=false `post(\"a\")`
 POST site key-outside gated=false `post(\"b\")`
-PATCH site no-key gated=false `patch(\"c\")`"
+PATCH site no-key gated=false `patch(\"c\")`
+POST site key-per-attempt:Uuid::new_v4() gated=false `post(\"e\")`
+POST site key-outside gated=false `post(\"f\")`"
         );
     }
 
