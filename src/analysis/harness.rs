@@ -359,6 +359,46 @@ async fn g() {
         ");
     }
 
+    /// A function of the file that returns a retrying client is its factory: a loop around
+    /// what it makes is nested (site #0, the retry on a timeout). The near miss (site #1): a
+    /// loop that goes round only on a refusal variant the client never retries.
+    #[test]
+    fn a_retrying_client_from_a_factory_and_a_loop_of_another_class() {
+        insta::assert_snapshot!(check(
+            "fn retrying() -> ClientWithMiddleware {
+    ClientBuilder::new(reqwest::Client::new())
+        .with(RetryTransientMiddleware::new_with_policy(policy))
+        .build()
+}
+async fn on_timeout() -> Result<String, ApiError> {
+    let client = retrying();
+    let mut attempts = 0;
+    loop {
+        match decode(client.get(URL).send().await?).await {
+            Ok(b) => return Ok(b),
+            Err(ApiError::Timeout) if attempts < 3 => attempts += 1,
+            Err(e) => return Err(e),
+        }
+    }
+}
+async fn on_leader_change() -> Result<String, ApiError> {
+    let client = retrying();
+    let mut attempts = 0;
+    loop {
+        match decode(client.get(URL).send().await?).await {
+            Ok(b) => return Ok(b),
+            Err(ApiError::LeaderChanged { .. }) if attempts < 3 => attempts += 1,
+            Err(e) => return Err(e),
+        }
+    }
+}"
+        ), @r"
+        site #0 9:5 loop cap=4 deadline=- exits-on-failure
+        site #1 20:5 loop cap=4 deadline=- exits-on-failure
+        nested site=#0 inner 2:5 by RetryTransientMiddleware
+        ");
+    }
+
     /// A failover over nodes inside the retry loop: the inner `for` is the attempt (the exit on
     /// success is inside it), so when every node fails the path that leaves it has failed, and
     /// the wait and the next round stand on no bound. The near misses: the same loop with an

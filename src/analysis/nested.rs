@@ -23,6 +23,7 @@ use crate::base::apis::Apis;
 use crate::base::source::{SourceFile, Span};
 
 /// One client that retries by itself.
+#[derive(Clone)]
 struct Retrying {
     /// Where it is configured.
     span: Span,
@@ -59,8 +60,11 @@ pub(super) fn run(
         locals: Vec::new(),
         fields: BTreeMap::new(),
         texts: Vec::new(),
+        factories: HashMap::new(),
+        made_by: Vec::new(),
     };
     clients.visit_file(file);
+    clients.resolve_factories();
     // Functions of this file that contain a retry site of their own: calling one from another
     // retry site nests the retries (a second retrying helper of the same crate).
     let mut helpers: HashMap<String, usize> = HashMap::new();
@@ -114,6 +118,47 @@ struct Clients<'a> {
     fields: BTreeMap<String, Retrying>,
     /// Every local's initializer, compact text.
     texts: Vec<(String, String)>,
+    /// Functions of the file that return a retrying client (`fn retrying_client() ->
+    /// ClientWithMiddleware { ClientBuilder::new(..).with(RetryTransientMiddleware..).build() }`).
+    factories: HashMap<String, Retrying>,
+    /// Locals and fields bound to a call of a function of the file, by callee: resolved once
+    /// every factory is known, since a factory may be defined after its callers.
+    made_by: Vec<(Holder, String)>,
+}
+
+/// What holds a client made by a factory call.
+enum Holder {
+    /// A local: its name and where it is bound.
+    Local(String, Span),
+    /// A field of `self`.
+    Field(String),
+}
+
+/// The function a value is the result of (`factory()`, `Self::factory()?`,
+/// `self.factory().await`), looking through `?`, `.await`, `unwrap` and `expect`.
+fn factory_call(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Try(t) => factory_call(&t.expr),
+        Expr::Await(a) => factory_call(&a.base),
+        Expr::Paren(p) => factory_call(&p.expr),
+        Expr::MethodCall(m) if matches!(m.method.to_string().as_str(), "unwrap" | "expect") => {
+            factory_call(&m.receiver)
+        }
+        Expr::MethodCall(m) if matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self")) => {
+            Some(m.method.to_string())
+        }
+        Expr::Call(c) => match &*c.func {
+            // A bare function or `Self::f`: a longer path names another type's function.
+            Expr::Path(p)
+                if p.path.segments.len() == 1
+                    || (p.path.segments.len() == 2 && p.path.segments[0].ident == "Self") =>
+            {
+                p.path.segments.last().map(|s| s.ident.to_string())
+            }
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// `build_with_max_retries(3)`: 4 attempts per call.
@@ -151,17 +196,67 @@ impl Clients<'_> {
     }
 }
 
+impl Clients<'_> {
+    /// Record `name` as a factory when its body's value is a retrying client: built in its
+    /// tail, or a local of it that holds one.
+    fn factory(&mut self, name: String, body: &syn::Block, first_local: usize) {
+        let Some(syn::Stmt::Expr(tail, None)) = body.stmts.last() else {
+            return;
+        };
+        let mut tail = tail;
+        // `Ok(client)`, `Arc::new(client)`: the value is still the client.
+        while let Expr::Call(c) = tail {
+            let wraps = matches!(&*c.func, Expr::Path(p) if p.path.segments.last().is_some_and(|s| matches!(s.ident.to_string().as_str(), "Ok" | "Some" | "new")));
+            if !wraps || c.args.len() != 1 {
+                break;
+            }
+            tail = &c.args[0];
+        }
+        let made = self.retrying(tail).or_else(|| {
+            let Expr::Path(p) = tail else { return None };
+            let local = p.path.get_ident()?.to_string();
+            self.locals[first_local..]
+                .iter()
+                .rev()
+                .find(|(n, _, _)| *n == local)
+                .map(|(_, _, r)| r.clone())
+        });
+        if let Some(r) = made {
+            self.factories.insert(name, r);
+        }
+    }
+
+    /// Give the locals and fields bound to a factory's result the factory's client.
+    fn resolve_factories(&mut self) {
+        for (holder, callee) in std::mem::take(&mut self.made_by) {
+            let Some(r) = self.factories.get(&callee).cloned() else {
+                continue;
+            };
+            match holder {
+                Holder::Local(name, at) => self.locals.push((name, at, r)),
+                Holder::Field(name) => {
+                    self.fields.entry(name).or_insert(r);
+                }
+            }
+        }
+    }
+}
+
 impl<'ast> Visit<'ast> for Clients<'_> {
     // A policy local is looked up in the function that builds the client only.
     fn visit_item_fn(&mut self, i: &'ast syn::ItemFn) {
         let outer = std::mem::take(&mut self.texts);
+        let first = self.locals.len();
         visit::visit_item_fn(self, i);
+        self.factory(i.sig.ident.to_string(), &i.block, first);
         self.texts = outer;
     }
 
     fn visit_impl_item_fn(&mut self, i: &'ast syn::ImplItemFn) {
         let outer = std::mem::take(&mut self.texts);
+        let first = self.locals.len();
         visit::visit_impl_item_fn(self, i);
+        self.factory(i.sig.ident.to_string(), &i.block, first);
         self.texts = outer;
     }
 
@@ -173,9 +268,12 @@ impl<'ast> Visit<'ast> for Clients<'_> {
         if let (syn::Pat::Ident(id), Some(init)) = (pat, &l.init) {
             let text = init.expr.to_token_stream().to_string().replace(' ', "");
             self.texts.push((id.ident.to_string(), text));
+            let at = span_of(self.src, l.span());
             if let Some(r) = self.retrying(&init.expr) {
-                let at = span_of(self.src, l.span());
                 self.locals.push((id.ident.to_string(), at, r));
+            } else if let Some(callee) = factory_call(&init.expr) {
+                self.made_by
+                    .push((Holder::Local(id.ident.to_string(), at), callee));
             }
         }
         visit::visit_local(self, l);
@@ -185,6 +283,8 @@ impl<'ast> Visit<'ast> for Clients<'_> {
         if let syn::Member::Named(name) = &f.member {
             if let Some(r) = self.retrying(&f.expr) {
                 self.fields.insert(name.to_string(), r);
+            } else if let Some(callee) = factory_call(&f.expr) {
+                self.made_by.push((Holder::Field(name.to_string()), callee));
             }
         }
         visit::visit_field_value(self, f);
@@ -259,10 +359,145 @@ impl Sites<'_> {
     }
 }
 
+/// Words of an error variant that name a failure a retrying client retries by itself: the
+/// transport (a refused or reset connection, a timeout) and the transient statuses (429, 5xx).
+const TRANSIENT_VARIANT_WORDS: &[&str] = &[
+    "timeout",
+    "timed",
+    "connect",
+    "connection",
+    "unavailable",
+    "transient",
+    "retryable",
+    "retry",
+    "network",
+    "io",
+    "request",
+    "reqwest",
+    "http",
+    "status",
+    "server",
+    "rate",
+    "ratelimit",
+    "ratelimited",
+    "throttle",
+    "throttled",
+    "throttling",
+    "many",
+    "overloaded",
+    "gateway",
+    "transport",
+    "middleware",
+    "internal",
+    "reset",
+    "refused",
+    "unreachable",
+];
+
+/// The loop body of site expression `e` goes round only through `Err` arms that name an
+/// error variant of another kind than a retrying client retries (`Err(Error::LeaderChanged)`,
+/// `Err(IggyError::LifecycleBusy)`); every other arm of its `match` leaves. Such a loop retries
+/// what the client answered on success, a refusal decoded from the body: the client's own
+/// retries of transport failures and 5xx do not multiply with it (issue 19: an outer loop that
+/// retries a different error than the inner retry is not a nested retry).
+fn retries_other_class(e: &Expr) -> bool {
+    let body = match e {
+        Expr::Loop(l) => &l.body,
+        Expr::While(w) => &w.body,
+        Expr::ForLoop(f) => &f.body,
+        _ => return false,
+    };
+    let mut matches = body.stmts.iter().filter_map(|s| match s {
+        syn::Stmt::Expr(Expr::Match(m), _) => Some(m),
+        _ => None,
+    });
+    let (Some(m), None) = (matches.next(), matches.next()) else {
+        return false;
+    };
+    // A `continue` outside the match is another way round.
+    let continues = body.stmts.iter().any(|s| {
+        !matches!(s, syn::Stmt::Expr(Expr::Match(_), _)) && {
+            let mut f = super::optional_cap::Flow::default();
+            f.visit_stmt(s);
+            f.continues
+        }
+    });
+    if continues {
+        return false;
+    }
+    let mut other_class = false;
+    for arm in &m.arms {
+        if always_leaves(&arm.body) {
+            continue;
+        }
+        if !specific_err_variant(&arm.pat) {
+            return false;
+        }
+        other_class = true;
+    }
+    other_class
+}
+
+/// `Err(E::Variant)` / `Err(E::Variant(..))` / `Err(E::Variant { .. })` (or an or-pattern of
+/// them) whose variant is not named for a transport or transient failure.
+fn specific_err_variant(p: &syn::Pat) -> bool {
+    use syn::Pat;
+    match p {
+        Pat::Or(o) => o.cases.iter().all(specific_err_variant),
+        Pat::TupleStruct(t) if t.path.is_ident("Err") && t.elems.len() == 1 => {
+            let path = match &t.elems[0] {
+                Pat::Path(p) => &p.path,
+                Pat::TupleStruct(t) => &t.path,
+                Pat::Struct(s) => &s.path,
+                _ => return false,
+            };
+            let Some(last) = path.segments.last() else {
+                return false;
+            };
+            let name = last.ident.to_string();
+            if !name.starts_with(|c: char| c.is_ascii_uppercase()) {
+                return false;
+            }
+            let mut words = std::collections::BTreeSet::new();
+            super::words::split_ident(&name, &mut words);
+            !words
+                .iter()
+                .any(|w| TRANSIENT_VARIANT_WORDS.contains(&w.as_str()))
+        }
+        _ => false,
+    }
+}
+
+/// Every way through `e` leaves the loop: its value (or its block's last statement) is a
+/// `return`, a `break`, an `Err(..)?` or an exit macro.
+fn always_leaves(e: &Expr) -> bool {
+    match e {
+        Expr::Return(_) | Expr::Break(_) => true,
+        Expr::Try(t) => {
+            matches!(&*t.expr, Expr::Call(c) if matches!(&*c.func, Expr::Path(p) if p.path.is_ident("Err")))
+        }
+        Expr::Macro(m) => {
+            super::collect::EXIT_MACROS.contains(&super::macros::macro_name(&m.mac).as_str())
+        }
+        Expr::Block(b) => match b.block.stmts.last() {
+            Some(syn::Stmt::Expr(e, _)) => always_leaves(e),
+            Some(syn::Stmt::Macro(m)) => {
+                super::collect::EXIT_MACROS.contains(&super::macros::macro_name(&m.mac).as_str())
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
 impl<'ast> Visit<'ast> for Sites<'_> {
     fn visit_expr(&mut self, e: &'ast Expr) {
         let span = span_of(self.src, e.span());
-        if let Some(&site) = self.by_span.get(&(span.start, span.end)) {
+        if let Some(&site) = self
+            .by_span
+            .get(&(span.start, span.end))
+            .filter(|_| !retries_other_class(e))
+        {
             let mut uses = Uses::default();
             uses.visit_expr(e);
             let item = self.item_span(site);
