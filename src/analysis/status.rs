@@ -320,7 +320,8 @@ impl<'ast> Visit<'ast> for Sites<'_> {
                 self.named_ops(e, &mut found);
             }
             found.combinator_classifies |= self.predicated.contains(&span.start);
-            if !(found.classified || combinator && found.combinator_classifies) {
+            let classifies = found.combinator_classifies && !found.status_transient;
+            if !(found.classified || combinator && classifies) {
                 // A site that also gives up with an error on a non-success response decides
                 // something about statuses: leaving only on success is then not the whole story.
                 let success_exit = found.success_exit.filter(|_| !found.gives_up_on_status());
@@ -434,6 +435,10 @@ struct Scan {
     /// A pattern names an error variant (`Errno::ENOENT =>`, `Err(Error::Timeout(_)) =>`): the
     /// site decides by the kind of error, so it does not simply retry every error.
     error_kinds: bool,
+    /// `error_for_status()`'s error is wrapped as transient on the spot
+    /// (`.map_err(backoff::Error::transient)`): every non-success status is retried, whatever
+    /// other errors of the operation are marked permanent.
+    status_transient: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -656,6 +661,7 @@ impl<'ast> Visit<'ast> for Scan {
             "error_for_status" | "error_for_status_ref" => {
                 self.error_for_status.get_or_insert(m.method.span());
             }
+            "map_err" if marks_status_transient(m) => self.status_transient = true,
             n if PREDICATES.contains(&n) => self.combinator_classifies = true,
             _ => {}
         }
@@ -679,6 +685,25 @@ impl<'ast> Visit<'ast> for Scan {
         }
         visit::visit_path(self, p);
     }
+}
+
+/// `x.error_for_status().map_err(backoff::Error::transient)` (or a closure that builds a
+/// transient error): the status error is marked for retry where it is made.
+fn marks_status_transient(m: &syn::ExprMethodCall) -> bool {
+    let status = matches!(&*m.receiver, Expr::MethodCall(r)
+        if matches!(r.method.to_string().as_str(), "error_for_status" | "error_for_status_ref"));
+    let transient = |p: &syn::Path| {
+        p.segments
+            .last()
+            .is_some_and(|s| s.ident.to_string().eq_ignore_ascii_case("transient"))
+    };
+    status
+        && m.args.first().is_some_and(|a| match a {
+            Expr::Path(p) => transient(&p.path),
+            Expr::Closure(c) => matches!(&*c.body, Expr::Call(call)
+                if matches!(&*call.func, Expr::Path(p) if transient(&p.path))),
+            _ => false,
+        })
 }
 
 /// Status classes a condition tests: (class, where, negated).
