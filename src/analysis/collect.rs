@@ -157,8 +157,11 @@ pub(super) fn run(file: &syn::File, src: &SourceFile, apis: &Apis, known: &[Wrap
         in_trait_impl: false,
         private_fns: HashSet::new(),
         calls: Vec::new(),
+        bounded_locals: Vec::new(),
+        local_inits: Vec::new(),
     };
     c.visit_file(file);
+    bounded_by_name(&mut c.facts, &c.bounded_locals, &c.local_inits);
     outer_bound(&mut c.facts, &c.private_fns, &c.calls);
     let mut facts = c.facts;
     facts.imports = imports;
@@ -175,6 +178,11 @@ struct Collector<'a> {
     site_stack: Vec<usize>,
     raced: usize,
     deadline: usize,
+    /// Futures bound to a local and then handed to a deadline wrapper by name (`let fut =
+    /// async { .. }; timeout(d, fut)`): (function, local) of each wrapper call.
+    bounded_locals: Vec<(Option<usize>, String)>,
+    /// Each local's initializer: (function, local, the initializer's span).
+    local_inits: Vec<(Option<usize>, String, Span)>,
     impl_stack: Vec<String>,
     /// Inside an `impl Policy for T` (its `retry` method is a retry site).
     in_policy: bool,
@@ -228,6 +236,30 @@ struct Call {
 }
 
 impl Collector<'_> {
+    /// The bounded future of a deadline wrapper's arguments (the last) when it is a local
+    /// named there (`fut`, `&mut fut`, `Box::pin(fut)`, `fut.boxed()`).
+    fn note_bounded_local(&mut self, args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>) {
+        let mut e = match args.last() {
+            Some(e) => e,
+            None => return,
+        };
+        loop {
+            e = match e {
+                Expr::Reference(r) => &r.expr,
+                Expr::Paren(p) => &p.expr,
+                Expr::Call(c) if c.args.len() == 1 => &c.args[0],
+                Expr::MethodCall(m) if m.args.is_empty() => &m.receiver,
+                _ => break,
+            };
+        }
+        if let Expr::Path(p) = e {
+            if let Some(id) = p.path.get_ident() {
+                let f = self.fn_stack.last().copied();
+                self.bounded_locals.push((f, id.to_string()));
+            }
+        }
+    }
+
     fn span(&self, s: proc_macro2::Span) -> Span {
         span_of(self.src, s)
     }
@@ -1004,6 +1036,8 @@ impl<'ast> Visit<'ast> for Collector<'_> {
                 p => p,
             };
             if let Pat::Ident(id) = pat {
+                self.local_inits
+                    .push((Some(f), id.ident.to_string(), self.span(init.expr.span())));
                 let mut r = Reading::default();
                 let locals = self.strategy_locals.entry(f).or_default();
                 r.read(&init.expr, &self.apis.strategies, locals);
@@ -1131,6 +1165,7 @@ impl<'ast> Visit<'ast> for Collector<'_> {
                 return;
             }
             if candidates.iter().any(|c| self.apis.is_deadline_wrapper(c)) {
+                self.note_bounded_local(&call.args);
                 super::visit_bounded(self, &call.args, |s| &mut s.deadline);
                 return;
             }
@@ -1149,6 +1184,7 @@ impl<'ast> Visit<'ast> for Collector<'_> {
                 "timeout" | "timeout_at" | "with_timeout" | "with_deadline"
             )
         {
+            self.note_bounded_local(&call.args);
             super::visit_bounded(self, &call.args, |s| &mut s.deadline);
             return;
         }
@@ -1337,6 +1373,35 @@ fn outer_bound(facts: &mut Facts, private: &HashSet<usize>, calls: &[Call]) {
         }
     }
     facts.hidden_callers.extend(facts_hidden);
+}
+
+/// A future bound to a local and handed to a deadline wrapper by name (`let fut = async { ..
+/// }; timeout(d, fut).await`) runs under the deadline as if written inside the call: its sites
+/// have the outer deadline and its sleeps are under it.
+fn bounded_by_name(
+    facts: &mut Facts,
+    bounded: &[(Option<usize>, String)],
+    inits: &[(Option<usize>, String, Span)],
+) {
+    let spans: Vec<Span> = inits
+        .iter()
+        .filter(|(f, name, _)| bounded.iter().any(|(g, n)| g == f && n == name))
+        .map(|(_, _, s)| *s)
+        .collect();
+    if spans.is_empty() {
+        return;
+    }
+    let inside = |s: Span| spans.iter().any(|b| b.contains(s));
+    for site in &mut facts.sites {
+        if site.deadline.is_none() && inside(site.span) {
+            site.deadline = Some(Deadline::Outer);
+        }
+    }
+    for sleep in &mut facts.sleeps {
+        if inside(sleep.span) {
+            sleep.under_deadline = true;
+        }
+    }
 }
 
 /// Per-struct fields whose type is a cancellation source.

@@ -359,6 +359,41 @@ async fn g() {
         ");
     }
 
+    /// A future bound to a local and handed to a deadline wrapper by name runs under the
+    /// deadline (site #0, its sleep under-deadline); the same local awaited on its own while
+    /// the wrapper bounds another future does not (site #1).
+    #[test]
+    fn a_future_bound_to_a_local_and_timed_out_by_name() {
+        insta::assert_snapshot!(check(
+            "async fn within(c: &Client) -> bool {
+    let probe = async {
+        loop {
+            if c.ping().await.is_ok() { return true; }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), probe).await.unwrap_or(false)
+}
+async fn eventually(c: &Client) -> bool {
+    let probe = async {
+        loop {
+            if c.ping().await.is_ok() { return true; }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(1), warm_up()).await;
+    probe.await
+}"
+        ), @r"
+        site #0 3:9 loop cap=none deadline=outer ungated-round=6:9
+        site #1 12:9 loop cap=none deadline=- ungated-round=15:9
+        sleep 5:13 tokio::time::sleep(Duration::from_secs(1)) site=#0 under-deadline
+        sleep 14:13 tokio::time::sleep(Duration::from_secs(1)) site=#1
+        fixed-delay 5:13 site=#0
+        fixed-delay 14:13 site=#1
+        ");
+    }
+
     /// A function of the file that returns a retrying client is its factory: a loop around
     /// what it makes is nested (site #0, the retry on a timeout). The near miss (site #1): a
     /// loop that goes round only on a refusal variant the client never retries.
