@@ -313,12 +313,23 @@ impl<'ast> Visit<'ast> for Sites<'_> {
             }
         }
         if let Some(&site) = self.by_span.get(&(span.start, span.end)) {
-            let combinator = matches!(self.facts.sites[site].kind, SiteKind::Combinator(_));
+            let kind = &self.facts.sites[site].kind;
             let mut found = Scan::default();
             found.visit_expr(e);
-            if combinator {
+            if matches!(kind, SiteKind::Combinator(_)) {
                 self.named_ops(e, &mut found);
             }
+            // A call of the crate's own retry wrapper that retries every error, with
+            // `error_for_status()` in the operation written at the call, is read like a
+            // combinator: every non-success status goes round. A test inside a helper the
+            // operation calls is found through the helper, as for a loop.
+            let combinator = match kind {
+                SiteKind::Combinator(_) => true,
+                SiteKind::Wrapper(_) => {
+                    !self.facts.sites[site].classifies && found.error_for_status.is_some()
+                }
+                _ => false,
+            };
             found.combinator_classifies |= self.predicated.contains(&span.start);
             let classifies = found.combinator_classifies && !found.status_transient;
             if !(found.classified || combinator && classifies) {
