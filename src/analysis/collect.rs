@@ -1421,7 +1421,11 @@ fn struct_cancel_fields(
                 let ty = f.ty.to_token_stream().to_string().replace(' ', "");
                 if let Some(id) = &f.ident {
                     if is_cancel_source(self.apis, &ty, &id.to_string()) {
-                        let weak = !type_mentions(&self.apis.cancellation.types, &ty);
+                        // A channel receiver named for a stop exists to carry the stop: it is
+                        // the struct's way to give up, like a token. A `Notify` or an
+                        // `AtomicBool` is general-purpose, its name alone says less.
+                        let channel = ty.contains("Receiver");
+                        let weak = !channel && !type_mentions(&self.apis.cancellation.types, &ty);
                         self.out.entry(s.ident.to_string()).or_default().push((
                             CancelSource {
                                 name: format!("self.{id}"),
