@@ -62,6 +62,8 @@ pub(super) fn run(
         texts: Vec::new(),
         factories: HashMap::new(),
         made_by: Vec::new(),
+        free_fns: std::collections::HashSet::new(),
+        methods: std::collections::HashSet::new(),
     };
     clients.visit_file(file);
     clients.resolve_factories();
@@ -124,6 +126,9 @@ struct Clients<'a> {
     /// Locals and fields bound to a call of a function of the file, by callee: resolved once
     /// every factory is known, since a factory may be defined after its callers.
     made_by: Vec<(Holder, String)>,
+    /// Names of the file's free functions and of its methods.
+    free_fns: std::collections::HashSet<String>,
+    methods: std::collections::HashSet<String>,
 }
 
 /// What holds a client made by a factory call.
@@ -247,6 +252,7 @@ impl<'ast> Visit<'ast> for Clients<'_> {
     fn visit_item_fn(&mut self, i: &'ast syn::ItemFn) {
         let outer = std::mem::take(&mut self.texts);
         let first = self.locals.len();
+        self.free_fns.insert(i.sig.ident.to_string());
         visit::visit_item_fn(self, i);
         self.factory(i.sig.ident.to_string(), &i.block, first);
         self.texts = outer;
@@ -255,9 +261,15 @@ impl<'ast> Visit<'ast> for Clients<'_> {
     fn visit_impl_item_fn(&mut self, i: &'ast syn::ImplItemFn) {
         let outer = std::mem::take(&mut self.texts);
         let first = self.locals.len();
+        self.methods.insert(i.sig.ident.to_string());
         visit::visit_impl_item_fn(self, i);
         self.factory(i.sig.ident.to_string(), &i.block, first);
         self.texts = outer;
+    }
+
+    fn visit_trait_item_fn(&mut self, i: &'ast syn::TraitItemFn) {
+        self.methods.insert(i.sig.ident.to_string());
+        visit::visit_trait_item_fn(self, i);
     }
 
     fn visit_local(&mut self, l: &'ast syn::Local) {
@@ -339,7 +351,16 @@ impl Sites<'_> {
             SiteKind::Wrapper(w) => w.rsplit("::").next(),
             _ => None,
         };
-        uses.calls.iter().find_map(|name| {
+        uses.calls.iter().find_map(|(name, method)| {
+            // `push()` is a free function, `self.push()` a method: one never names the other.
+            let defined = if *method {
+                &self.clients.methods
+            } else {
+                &self.clients.free_fns
+            };
+            if !defined.contains(name) {
+                return None;
+            }
             if own.as_deref() == Some(name.as_str()) || wrapper == Some(name.as_str()) {
                 // Calling itself is recursion, not a second layer.
                 return None;
@@ -531,7 +552,7 @@ struct Uses {
     fields: Vec<String>,
     /// Functions called by name (`fetch(..)`) and methods called on `self`, whose failure stays
     /// in the site (not returned, not propagated with `?`).
-    calls: Vec<String>,
+    calls: Vec<(String, bool)>,
     /// Inside a `return` or a `?`: a failure there leaves the site instead of going round.
     leaving: usize,
 }
@@ -553,7 +574,7 @@ impl<'ast> Visit<'ast> for Uses {
         if let Expr::Path(p) = &*c.func {
             if let Some(id) = p.path.get_ident() {
                 if self.leaving == 0 {
-                    self.calls.push(id.to_string());
+                    self.calls.push((id.to_string(), false));
                 }
             }
         }
@@ -563,7 +584,7 @@ impl<'ast> Visit<'ast> for Uses {
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
         match &*m.receiver {
             Expr::Path(p) if p.path.is_ident("self") && self.leaving == 0 => {
-                self.calls.push(m.method.to_string());
+                self.calls.push((m.method.to_string(), true));
             }
             Expr::Path(p) if p.path.is_ident("self") => {}
             Expr::Path(p) => {
