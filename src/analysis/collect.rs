@@ -461,8 +461,35 @@ impl Collector<'_> {
     }
 
     fn sleep(&mut self, call: &syn::ExprCall, path: String, blocking: bool) {
-        let span = self.span(call.span());
-        let (duration, duration_words, duration_idents) = call.args.first().map_or_else(
+        self.sleep_at(call.span(), call.args.first(), path, blocking);
+    }
+
+    /// A sleep that is not in the vocabulary but is one by its shape: an awaited call of one
+    /// argument named `sleep`, through an injected sleeper (`self.sleeper.sleep(d).await`,
+    /// aws-smithy's `sleep_impl.sleep(d)`), a sleep function passed in (`sleep(d).await` on a
+    /// parameter) or the crate's runtime shim (`crate::rt::sleep(d).await`). Awaited, it
+    /// waits and is cancelled by dropping its future, like `tokio::time::sleep`.
+    fn injected_sleep(
+        &mut self,
+        whole: proc_macro2::Span,
+        name: &str,
+        args: &[&Expr],
+        path: String,
+    ) {
+        if name == "sleep" && args.len() == 1 && self.awaited.contains(&self.span(whole).start) {
+            self.sleep_at(whole, args.first().copied(), path, false);
+        }
+    }
+
+    fn sleep_at(
+        &mut self,
+        whole: proc_macro2::Span,
+        arg: Option<&Expr>,
+        path: String,
+        blocking: bool,
+    ) {
+        let span = self.span(whole);
+        let (duration, duration_words, duration_idents) = arg.map_or_else(
             || (String::new(), BTreeSet::new(), BTreeSet::new()),
             |a| {
                 let text = self.src.slice(self.span(a.span())).to_string();
@@ -1170,6 +1197,22 @@ impl<'ast> Visit<'ast> for Collector<'_> {
                 return;
             }
         }
+        // A `sleep` of the crate's own (a parameter, a local function, `crate::rt::sleep`):
+        // a path into another crate that does not resolve says nothing.
+        let crates_own = segs.len() == 1
+            || matches!(
+                segs.first().map(String::as_str),
+                Some("crate" | "self" | "super" | "Self")
+            );
+        let before = self.facts.sleeps.len();
+        if crates_own {
+            let args: Vec<&Expr> = call.args.iter().collect();
+            self.injected_sleep(call.span(), &last, &args, segs.join("::"));
+        }
+        if self.facts.sleeps.len() > before {
+            visit::visit_expr_call(self, call);
+            return;
+        }
         // The crate's own timeout helper (`crate::rt::timeout(d, async { .. })`, a runtime
         // shim over tokio's and async-std's): named as one and given a future, it bounds it.
         let own = local
@@ -1261,6 +1304,9 @@ impl<'ast> Visit<'ast> for Collector<'_> {
             .iter()
             .find(|rm| rm.name == name && self.imports.mentions_crate(&rm.krate))
             .cloned();
+        let args: Vec<&Expr> = m.args.iter().collect();
+        let receiver = self.src.slice(self.span(m.receiver.span())).to_string();
+        self.injected_sleep(m.span(), &name, &args, format!("{receiver}.{name}"));
         if let Some(rm) = combinator {
             let anchor = self.span(m.method.span());
             let whole = self.span(m.span());

@@ -911,6 +911,9 @@ async fn fetch_forever(client: &Client) -> Result<Bytes, E> {
         site #0 5:5 loop cap=none deadline=- exits-on-failure
         site #1 30:5 loop cap=none deadline=- exits-on-failure
         site #2 46:5 loop cap=none deadline=- ungated-round=50:17
+        sleep 9:17 sleep(wait) site=#0
+        sleep 34:17 sleep(wait) site=#1
+        sleep 49:17 sleep(Duration::from_secs(1)) site=#2
         status 36:20 site=#1
         fixed-delay 49:17 site=#2
         ");
