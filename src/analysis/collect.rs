@@ -239,9 +239,8 @@ impl Collector<'_> {
     /// The bounded future of a deadline wrapper's arguments (the last) when it is a local
     /// named there (`fut`, `&mut fut`, `Box::pin(fut)`, `fut.boxed()`).
     fn note_bounded_local(&mut self, args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>) {
-        let mut e = match args.last() {
-            Some(e) => e,
-            None => return,
+        let Some(mut e) = args.last() else {
+            return;
         };
         loop {
             e = match e {

@@ -331,7 +331,7 @@ impl<'ast> Visit<'ast> for Sites<'_> {
                 _ => false,
             };
             found.combinator_classifies |= self.predicated.contains(&span.start);
-            let classifies = found.combinator_classifies && !found.status_transient;
+            let classifies = found.combinator_classifies && found.status_transient.is_none();
             if !(found.classified || combinator && classifies) {
                 // A site that also gives up with an error on a non-success response decides
                 // something about statuses: leaving only on success is then not the whole story.
@@ -448,8 +448,8 @@ struct Scan {
     error_kinds: bool,
     /// `error_for_status()`'s error is wrapped as transient on the spot
     /// (`.map_err(backoff::Error::transient)`): every non-success status is retried, whatever
-    /// other errors of the operation are marked permanent.
-    status_transient: bool,
+    /// other errors of the operation are marked permanent. Where it is marked.
+    status_transient: Option<proc_macro2::Span>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -672,7 +672,9 @@ impl<'ast> Visit<'ast> for Scan {
             "error_for_status" | "error_for_status_ref" => {
                 self.error_for_status.get_or_insert(m.method.span());
             }
-            "map_err" if marks_status_transient(m) => self.status_transient = true,
+            "map_err" if marks_status_transient(m) => {
+                self.status_transient.get_or_insert(m.method.span());
+            }
             n if PREDICATES.contains(&n) => self.combinator_classifies = true,
             _ => {}
         }
