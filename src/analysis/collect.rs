@@ -1045,11 +1045,12 @@ impl<'ast> Visit<'ast> for Collector<'_> {
     fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
         if let (Some(f), Expr::Path(p)) = (self.fn_stack.last().copied(), &*a.left) {
             if let Some(id) = p.path.get_ident() {
+                let at = self.span(a.span()).start;
                 self.facts.functions[f]
                     .bindings
                     .entry(id.to_string())
                     .or_default()
-                    .add(&a.right);
+                    .add(&a.right, at);
             }
         }
         visit::visit_expr_assign(self, a);
@@ -1076,11 +1077,12 @@ impl<'ast> Visit<'ast> for Collector<'_> {
                         .or_default()
                         .insert(id.ident.to_string(), o);
                 }
+                let at = self.span(l.span()).start;
                 self.facts.functions[f]
                     .bindings
                     .entry(id.ident.to_string())
                     .or_default()
-                    .add(&init.expr);
+                    .add(&init.expr, at);
             }
         }
         if let Some(f) = self.fn_stack.last().copied() {

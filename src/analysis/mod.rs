@@ -191,13 +191,17 @@ pub struct Binding {
     pub words: BTreeSet<String>,
     /// The identifiers the values read, whole (`max_backoff`): where to follow the local back.
     pub idents: BTreeSet<String>,
+    /// Where each binding or assignment starts: a local never assigned inside a loop holds
+    /// what it was computed from before the loop ran.
+    pub at: Vec<usize>,
 }
 
 impl Binding {
     /// Add one value the local is bound or assigned to.
-    pub(crate) fn add(&mut self, value: &syn::Expr) {
+    pub(crate) fn add(&mut self, value: &syn::Expr, at: usize) {
         self.words.extend(words::words_of(value));
         self.idents.extend(Self::idents_of(value));
+        self.at.push(at);
     }
 
     /// The identifiers `value` mentions, whole.
@@ -443,6 +447,11 @@ impl Sleep {
             "f32", "tokio", "sleep", "self", "await",
         ];
         let mut words = self.duration_words.clone();
+        // A local bound only before the loop holds the time left as it was then
+        // (`let max_backoff = time_left(deadline) / 5` before the loop, `backoff.min(max_backoff)`
+        // in it): a fixed cap by now, not the time remaining at the wait.
+        let site_start = self.site.map(|s| facts.sites[s].span.start);
+        let frozen = |b: &Binding| site_start.is_some_and(|s| b.at.iter().all(|&a| a < s));
         if let Some(f) = self.function {
             let bindings = &facts.functions[f].bindings;
             // Locals bound from locals (`let d = base * 2; let wait = d.min(left);`): a few
@@ -455,7 +464,7 @@ impl Sleep {
                     if !seen.insert(name) {
                         continue;
                     }
-                    if let Some(b) = bindings.get(name) {
+                    if let Some(b) = bindings.get(name).filter(|b| !frozen(b)) {
                         words.extend(b.words.iter().cloned());
                         next.extend(b.idents.iter().map(String::as_str));
                     }
