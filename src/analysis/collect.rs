@@ -468,16 +468,20 @@ impl Collector<'_> {
     /// aws-smithy's `sleep_impl.sleep(d)`), a sleep function passed in (`sleep(d).await` on a
     /// parameter) or the crate's runtime shim (`crate::rt::sleep(d).await`). Awaited, it
     /// waits and is cancelled by dropping its future, like `tokio::time::sleep`.
+    /// Returns whether it recorded one; the path is made only then.
     fn injected_sleep(
         &mut self,
         whole: proc_macro2::Span,
         name: &str,
-        args: &[&Expr],
-        path: String,
-    ) {
-        if name == "sleep" && args.len() == 1 && self.awaited.contains(&self.span(whole).start) {
-            self.sleep_at(whole, args.first().copied(), path, false);
+        args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>,
+        path: impl FnOnce() -> String,
+    ) -> bool {
+        let one = name == "sleep" && args.len() == 1;
+        if !one || !self.awaited.contains(&self.span(whole).start) {
+            return false;
         }
+        self.sleep_at(whole, args.first(), path(), false);
+        true
     }
 
     fn sleep_at(
@@ -1205,12 +1209,7 @@ impl<'ast> Visit<'ast> for Collector<'_> {
                 segs.first().map(String::as_str),
                 Some("crate" | "self" | "super" | "Self")
             );
-        let before = self.facts.sleeps.len();
-        if crates_own {
-            let args: Vec<&Expr> = call.args.iter().collect();
-            self.injected_sleep(call.span(), &last, &args, segs.join("::"));
-        }
-        if self.facts.sleeps.len() > before {
+        if crates_own && self.injected_sleep(call.span(), &last, &call.args, || segs.join("::")) {
             visit::visit_expr_call(self, call);
             return;
         }
@@ -1305,9 +1304,11 @@ impl<'ast> Visit<'ast> for Collector<'_> {
             .iter()
             .find(|rm| rm.name == name && self.imports.mentions_crate(&rm.krate))
             .cloned();
-        let args: Vec<&Expr> = m.args.iter().collect();
-        let receiver = self.src.slice(self.span(m.receiver.span())).to_string();
-        self.injected_sleep(m.span(), &name, &args, format!("{receiver}.{name}"));
+        let src = self.src;
+        let receiver = m.receiver.span();
+        self.injected_sleep(m.span(), &name, &m.args, || {
+            format!("{}.{name}", src.slice(span_of(src, receiver)))
+        });
         if let Some(rm) = combinator {
             let anchor = self.span(m.method.span());
             let whole = self.span(m.span());

@@ -11,13 +11,14 @@
 //! decided in another crate's builder, often in another file) and clients passed in as
 //! parameters. The inner attempt count is read only from a literal `build_with_max_retries(n)`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use quote::ToTokens;
 use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
 use syn::Expr;
 
+use super::rounds::is_exit_macro;
 use super::{span_of, Facts, FnKind, NestedRetry, SiteKind};
 use crate::base::apis::Apis;
 use crate::base::source::{SourceFile, Span};
@@ -62,8 +63,8 @@ pub(super) fn run(
         texts: Vec::new(),
         factories: HashMap::new(),
         made_by: Vec::new(),
-        free_fns: std::collections::HashSet::new(),
-        methods: std::collections::HashSet::new(),
+        free_fns: HashSet::new(),
+        methods: HashSet::new(),
     };
     clients.visit_file(file);
     clients.resolve_factories();
@@ -127,8 +128,8 @@ struct Clients<'a> {
     /// every factory is known, since a factory may be defined after its callers.
     made_by: Vec<(Holder, String)>,
     /// Names of the file's free functions and of its methods.
-    free_fns: std::collections::HashSet<String>,
-    methods: std::collections::HashSet<String>,
+    free_fns: HashSet<String>,
+    methods: HashSet<String>,
 }
 
 /// What holds a client made by a factory call.
@@ -140,15 +141,9 @@ enum Holder {
 }
 
 /// The function a value is the result of (`factory()`, `Self::factory()?`,
-/// `self.factory().await`), looking through `?`, `.await`, `unwrap` and `expect`.
+/// `self.factory().await`), looking through `?`, `.await`, `unwrap` and kin.
 fn factory_call(e: &Expr) -> Option<String> {
-    match e {
-        Expr::Try(t) => factory_call(&t.expr),
-        Expr::Await(a) => factory_call(&a.base),
-        Expr::Paren(p) => factory_call(&p.expr),
-        Expr::MethodCall(m) if matches!(m.method.to_string().as_str(), "unwrap" | "expect") => {
-            factory_call(&m.receiver)
-        }
+    match super::requests::strip_handling(e) {
         Expr::MethodCall(m) if matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self")) => {
             Some(m.method.to_string())
         }
@@ -211,8 +206,9 @@ impl Clients<'_> {
         let mut tail = tail;
         // `Ok(client)`, `Arc::new(client)`: the value is still the client.
         while let Expr::Call(c) = tail {
-            let wraps = matches!(&*c.func, Expr::Path(p) if p.path.segments.last().is_some_and(|s| matches!(s.ident.to_string().as_str(), "Ok" | "Some" | "new")));
-            if !wraps || c.args.len() != 1 {
+            let Expr::Path(p) = &*c.func else { break };
+            let last = p.path.segments.last().map(|s| s.ident.to_string());
+            if c.args.len() != 1 || !matches!(last.as_deref(), Some("Ok" | "Some" | "new")) {
                 break;
             }
             tail = &c.args[0];
@@ -497,14 +493,10 @@ fn always_leaves(e: &Expr) -> bool {
         Expr::Try(t) => {
             matches!(&*t.expr, Expr::Call(c) if matches!(&*c.func, Expr::Path(p) if p.path.is_ident("Err")))
         }
-        Expr::Macro(m) => {
-            super::collect::EXIT_MACROS.contains(&super::macros::macro_name(&m.mac).as_str())
-        }
+        Expr::Macro(m) => is_exit_macro(&m.mac),
         Expr::Block(b) => match b.block.stmts.last() {
             Some(syn::Stmt::Expr(e, _)) => always_leaves(e),
-            Some(syn::Stmt::Macro(m)) => {
-                super::collect::EXIT_MACROS.contains(&super::macros::macro_name(&m.mac).as_str())
-            }
+            Some(syn::Stmt::Macro(m)) => is_exit_macro(&m.mac),
             _ => false,
         },
         _ => false,

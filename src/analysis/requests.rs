@@ -1620,7 +1620,7 @@ fn strip(mut e: &Expr) -> &Expr {
 }
 
 /// Strip `?`, `.await`, `.unwrap()`, `.expect(..)` around an expression.
-fn strip_handling(mut e: &Expr) -> &Expr {
+pub(super) fn strip_handling(mut e: &Expr) -> &Expr {
     loop {
         match strip(e) {
             Expr::Try(t) => e = &t.expr,

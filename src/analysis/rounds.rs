@@ -1319,7 +1319,8 @@ fn yields_value(e: &Expr) -> bool {
     }
 }
 
-fn is_exit_macro(m: &syn::Macro) -> bool {
+/// `bail!`, `panic!` and the other macros that never return ([`super::collect::EXIT_MACROS`]).
+pub(super) fn is_exit_macro(m: &syn::Macro) -> bool {
     EXIT_MACROS.contains(&super::macros::macro_name(m).as_str())
 }
 
