@@ -287,7 +287,7 @@ impl Collector<'_> {
             parent: self.fn_stack.last().copied(),
             cancel_sources: Vec::new(),
             only_sleeps: false,
-            polls: false,
+            streams: false,
             bindings: HashMap::new(),
         });
         let idx = self.facts.functions.len() - 1;
@@ -366,7 +366,7 @@ impl Collector<'_> {
     ) {
         let span = self.span(node_span);
         let idx = self.push_fn(name, span, FnKind::Item, sig.asyncness.is_some());
-        self.facts.functions[idx].polls = returns_poll(sig);
+        self.facts.functions[idx].streams = polls_next_item(sig);
         let callables = wrappers::callable_params(sig);
         if !callables.is_empty() {
             self.callables
@@ -828,14 +828,17 @@ impl Collector<'_> {
         // process: it awaits, or calls an operation named like one. A steal, a CAS or a parse
         // retried in memory exits on its other outcomes by design.
         let calls_out = scan.awaits || words.iter().any(|w| REMOTE_WORDS.contains(&w.as_str()));
-        // In a `poll` function the loop steps a state machine: each round is a transition within
-        // one call, and what bounds a reconnect is the state the machine keeps, not the loop. A
-        // loop that polls futures itself is an executor: it goes round until they are ready.
+        // In a stream's `poll_next` the loop steps a state machine that yields each failure to
+        // its consumer, who decides whether to poll again: what bounds a reconnect is the
+        // consumer (or the state the machine keeps), not the loop. A future's `poll` has no such
+        // consumer: a round on failure there retries inside the one result its caller awaits,
+        // and is judged like any loop. A loop that polls futures itself is an executor: it goes
+        // round until they are ready.
         let polls = scan.drives_futures
             || self
                 .fn_stack
                 .last()
-                .is_some_and(|&f| self.facts.functions[f].polls);
+                .is_some_and(|&f| self.facts.functions[f].streams);
         let ungated_round = (endless && calls_out && !scan.next_item && !polls)
             .then_some(flow.ungated)
             .flatten()
@@ -1571,15 +1574,25 @@ impl<'ast> Visit<'ast> for Idents {
     }
 }
 
-/// The function returns `Poll<..>` (`std::task::Poll`, `Poll<Option<T>>`).
-fn returns_poll(sig: &syn::Signature) -> bool {
-    match &sig.output {
-        syn::ReturnType::Type(_, t) => match &**t {
-            syn::Type::Path(p) => p.path.segments.last().is_some_and(|s| s.ident == "Poll"),
-            _ => false,
-        },
-        syn::ReturnType::Default => false,
-    }
+/// The function returns `Poll<Option<..>>`: a stream's `poll_next`, which yields item by item.
+fn polls_next_item(sig: &syn::Signature) -> bool {
+    let syn::ReturnType::Type(_, t) = &sig.output else {
+        return false;
+    };
+    let syn::Type::Path(p) = &**t else {
+        return false;
+    };
+    let Some(last) = p.path.segments.last().filter(|s| s.ident == "Poll") else {
+        return false;
+    };
+    // `Poll<Option<..>>`: a stream's next item.
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return false;
+    };
+    args.args.iter().any(|a| {
+        matches!(a, syn::GenericArgument::Type(syn::Type::Path(t))
+            if t.path.segments.last().is_some_and(|s| s.ident == "Option"))
+    })
 }
 
 /// `Err(..)`, alone or in an or-pattern of `Err` cases only.

@@ -394,6 +394,38 @@ async fn eventually(c: &Client) -> bool {
         ");
     }
 
+    /// A future's `poll` that goes round on a failure retries inside its one result: its way
+    /// round is ungated (site #0). A stream's `poll_next` doing the same serves a subscription
+    /// its consumer drives (site #1): no way round is judged.
+    #[test]
+    fn a_future_poll_retries_and_a_stream_poll_next_does_not() {
+        insta::assert_snapshot!(check(
+            "impl Future for Sending {
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        loop {
+            match ready!(Pin::new(&mut self.fut).poll(cx)) {
+                Ok(r) => return Poll::Ready(Ok(r)),
+                Err(e) => { warn!(\"send failed: {e}; retrying\"); self.fut = self.client.send(); }
+            }
+        }
+    }
+}
+impl Stream for Events {
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        loop {
+            match ready!(Pin::new(&mut self.fut).poll(cx)) {
+                Ok(r) => return Poll::Ready(Some(r)),
+                Err(e) => { warn!(\"read failed: {e}; retrying\"); self.fut = self.client.send(); }
+            }
+        }
+    }
+}"
+        ), @r"
+        site #0 3:9 loop cap=none deadline=- ungated-round=8:9
+        site #1 13:9 loop cap=none deadline=-
+        ");
+    }
+
     /// A function of the file that returns a retrying client is its factory: a loop around
     /// what it makes is nested (site #0, the retry on a timeout). The near miss (site #1): a
     /// loop that goes round only on a refusal variant the client never retries.

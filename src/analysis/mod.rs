@@ -177,8 +177,9 @@ pub struct Function {
     pub cancel_sources: Vec<CancelSource>,
     /// The body is one statement that is only a sleep (a deliberate sleep future adapter).
     pub only_sleeps: bool,
-    /// It returns `Poll<..>`: a loop in it steps a state machine within one poll.
-    pub polls: bool,
+    /// It returns `Poll<Option<..>>` (a stream's `poll_next`): a loop in it steps a state
+    /// machine that yields each failure to the stream's consumer.
+    pub streams: bool,
     /// What each local was bound or assigned to (`let d = backoff.min(left)`).
     pub bindings: std::collections::HashMap<String, Binding>,
 }
