@@ -1953,6 +1953,10 @@ struct LoopScan<'a> {
     /// An exit that is not plainly a success (`?`, `return Err`, a conditional `break`).
     failure_exit: bool,
     success_depth: usize,
+    /// Inside an `Err(..)` arm or `if let Err(..)` branch: an exit there gives up, whatever
+    /// value it leaves with (`Err(HigherVote) => return Ok(())` stops an actor; the attempt
+    /// did not succeed).
+    failure_depth: usize,
     catch_all_depth: usize,
     inner_labels: Vec<String>,
     /// The loop body's last statement when it is an unconditional `return` / `break`: reached
@@ -2000,6 +2004,7 @@ impl<'a> LoopScan<'a> {
             success_exit: false,
             failure_exit: false,
             success_depth: 0,
+            failure_depth: 0,
             catch_all_depth: 0,
             inner_labels: Vec::new(),
             tail_exit: None,
@@ -2096,7 +2101,7 @@ impl<'a> LoopScan<'a> {
         if self.catch_all_depth > 0 && self.success_depth == 0 {
             self.success_exit = true;
             self.failure_exit = true;
-        } else if self.success_depth > 0 || ok_value || tail {
+        } else if self.success_depth > 0 || (self.failure_depth == 0 && (ok_value || tail)) {
             self.success_exit = true;
         } else {
             self.failure_exit = true;
@@ -2261,8 +2266,10 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
             self.err_path_at(e.then_branch.span());
         }
         self.success_depth += usize::from(success);
+        self.failure_depth += usize::from(err);
         self.visit_block(&e.then_branch);
         self.success_depth -= usize::from(success);
+        self.failure_depth -= usize::from(err);
         self.escape = outer;
         if let Some((_, els)) = &e.else_branch {
             self.visit_expr(els);
@@ -2299,10 +2306,12 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
         // `other => return other` after an `Err(..)` arm leaves on success and on failure alike.
         let catch_all =
             matches!(&a.pat, Pat::Wild(_)) || matches!(&a.pat, Pat::Ident(i) if i.subpat.is_none());
-        if is_err_pattern(&a.pat) {
+        let failure = is_err_pattern(&a.pat);
+        if failure {
             self.err_path_at(a.body.span());
         }
         self.success_depth += usize::from(success);
+        self.failure_depth += usize::from(failure);
         self.catch_all_depth += usize::from(catch_all);
         self.visit_pat(&a.pat);
         if let Some((_, g)) = &a.guard {
@@ -2318,6 +2327,7 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
         }
         self.visit_expr(&a.body);
         self.success_depth -= usize::from(success);
+        self.failure_depth -= usize::from(failure);
         self.catch_all_depth -= usize::from(catch_all);
     }
 

@@ -426,6 +426,38 @@ impl Stream for Events {
         ");
     }
 
+    /// An exit in an `Err` arm gives up whatever value it leaves with: an actor that returns
+    /// `Ok(())` there but never leaves on a success is no retry site (a supervisor, with its
+    /// failure path kept for the cancellation rule). A loop that leaves from its `Ok` arm too is
+    /// one (site #0).
+    #[test]
+    fn an_ok_value_returned_from_an_err_arm_is_giving_up() {
+        insta::assert_snapshot!(check(
+            "async fn actor(mut self) -> Result<(), Closed> {
+    loop {
+        match self.send().await {
+            Ok(next) => self.next = next,
+            Err(E::HigherVote) => return Ok(()),
+            Err(e) => { warn!(\"send failed: {e}; retrying\"); }
+        }
+        self.drain().await?;
+    }
+}
+async fn lookup(c: &Client) -> Result<Option<V>, E> {
+    loop {
+        match c.get().await {
+            Ok(v) => return Ok(Some(v)),
+            Err(e) if e.is_not_found() => return Ok(None),
+            Err(e) => { warn!(\"get failed: {e}; retrying\"); }
+        }
+    }
+}"
+        ), @r"
+        site #0 12:5 loop cap=none deadline=- exits-on-failure ungated-round=18:5
+        reconnect 2:5 failure-paths=5:35,6:23 waits=
+        ");
+    }
+
     /// A function of the file that returns a retrying client is its factory: a loop around
     /// what it makes is nested (site #0, the retry on a timeout). The near miss (site #1): a
     /// loop that goes round only on a refusal variant the client never retries.
