@@ -145,6 +145,7 @@ pub(super) fn run(file: &syn::File, src: &SourceFile, apis: &Apis, known: &[Wrap
         bound_checkers,
         defined_fns,
         clock_checkers,
+        instant_params: HashMap::new(),
         blocking_closures: HashSet::new(),
         single_stmt: HashMap::new(),
         awaited: HashSet::new(),
@@ -195,6 +196,8 @@ struct Collector<'a> {
     clock_checkers: BTreeSet<String>,
     /// Every function name the parsed text defines.
     defined_fns: BTreeSet<String>,
+    /// Per function, its parameters declared `Instant` (`deadline: Instant`).
+    instant_params: HashMap<usize, BTreeSet<String>>,
     blocking_closures: HashSet<usize>,
     /// Function index -> span of its only statement, when it has exactly one.
     single_stmt: HashMap<usize, Span>,
@@ -261,6 +264,24 @@ impl Collector<'_> {
 
     fn span(&self, s: proc_macro2::Span) -> Span {
         span_of(self.src, s)
+    }
+
+    /// The `Instant`s function `f` (or the item function it runs for) holds: its parameters
+    /// declared `Instant`, and its locals bound from `Instant::now()` (`let deadline =
+    /// Instant::now() + budget`).
+    fn instants_of(&self, f: usize) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        let mut at = Some(f);
+        while let Some(g) = at {
+            out.extend(self.instant_params.get(&g).into_iter().flatten().cloned());
+            for (name, b) in &self.facts.functions[g].bindings {
+                if b.words.contains("instant") && b.words.contains("now") {
+                    out.insert(name.clone());
+                }
+            }
+            at = self.facts.functions[g].parent;
+        }
+        out
     }
 
     fn note_call(&mut self, name: String) {
@@ -367,6 +388,10 @@ impl Collector<'_> {
         let span = self.span(node_span);
         let idx = self.push_fn(name, span, FnKind::Item, sig.asyncness.is_some());
         self.facts.functions[idx].streams = polls_next_item(sig);
+        let instants = instant_params(sig);
+        if !instants.is_empty() {
+            self.instant_params.insert(idx, instants);
+        }
         let callables = wrappers::callable_params(sig);
         if !callables.is_empty() {
             self.callables
@@ -633,8 +658,9 @@ impl Collector<'_> {
             .last()
             .map(|&f| self.facts.functions[f].name.clone())
             .unwrap_or_default();
-        if let Some(f) = self.fn_stack.last() {
-            scan.opt_locals = self.opt_locals.get(f).cloned().unwrap_or_default();
+        if let Some(&f) = self.fn_stack.last() {
+            scan.opt_locals = self.opt_locals.get(&f).cloned().unwrap_or_default();
+            scan.instants = self.instants_of(f);
         }
         scan.tail_exit = body.stmts.last().and_then(|s| match s {
             syn::Stmt::Expr(e @ (Expr::Return(_) | Expr::Break(_)), _) => {
@@ -1574,6 +1600,27 @@ impl<'ast> Visit<'ast> for Idents {
     }
 }
 
+/// Parameters declared `Instant` or `&Instant` (std's or tokio's).
+fn instant_params(sig: &syn::Signature) -> BTreeSet<String> {
+    let is_instant = |t: &syn::Type| {
+        let t = match t {
+            syn::Type::Reference(r) => &*r.elem,
+            t => t,
+        };
+        matches!(t, syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Instant"))
+    };
+    sig.inputs
+        .iter()
+        .filter_map(|a| match a {
+            syn::FnArg::Typed(pt) if is_instant(&pt.ty) => match &*pt.pat {
+                Pat::Ident(i) => Some(i.ident.to_string()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
 /// The function returns `Poll<Option<..>>`: a stream's `poll_next`, which yields item by item.
 fn polls_next_item(sig: &syn::Signature) -> bool {
     let syn::ReturnType::Type(_, t) = &sig.output else {
@@ -1939,6 +1986,10 @@ struct LoopScan<'a> {
     own_fn: String,
     /// It calls one of [`Self::clock_checkers`].
     clock_call: bool,
+    /// The `Instant`s in scope ([`Collector::instants_of`]): a call handed one whose failure
+    /// leaves the loop (`deadline_left(deadline)?`) checks the deadline by hand, whatever the
+    /// helper is called and wherever it is defined.
+    instants: BTreeSet<String>,
     /// The loop's own failure paths (`Err` arms, `if let Err(..)` branches, outside inner
     /// loops and closures): a wait there is a backoff even when the loop is a supervisor
     /// that never leaves on success.
@@ -1995,6 +2046,7 @@ impl<'a> LoopScan<'a> {
             clock_checkers: &NONE,
             own_fn: String::new(),
             clock_call: false,
+            instants: BTreeSet::new(),
             err_paths: Vec::new(),
             label,
             loop_depth: 0,
@@ -2058,6 +2110,29 @@ impl<'a> LoopScan<'a> {
     fn err_path_at(&mut self, span: proc_macro2::Span) {
         if self.loop_depth == 0 && self.closure_depth == 0 {
             self.err_paths.push(span);
+        }
+    }
+
+    /// `check(deadline)` or `x.check(&deadline)` (awaited or not): a call handed one of the
+    /// [`Self::instants`] by name.
+    fn hands_an_instant(&self, e: &Expr) -> bool {
+        let named = |a: &Expr| match strip_parens(a) {
+            Expr::Reference(r) => matches!(&*r.expr, Expr::Path(p)
+                if p.path.get_ident().is_some_and(|i| self.instants.contains(&i.to_string()))),
+            Expr::Path(p) => p
+                .path
+                .get_ident()
+                .is_some_and(|i| self.instants.contains(&i.to_string())),
+            _ => false,
+        };
+        if self.instants.is_empty() {
+            return false;
+        }
+        match strip_parens(e) {
+            Expr::Await(a) => self.hands_an_instant(&a.base),
+            Expr::Call(c) => c.args.iter().any(named),
+            Expr::MethodCall(m) => m.args.iter().any(named),
+            _ => false,
         }
     }
 
@@ -2356,9 +2431,13 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
             Expr::Continue(c) if self.closure_depth == 0 && self.leaves_us(c.label.as_ref()) => {
                 self.exit(e, None);
             }
-            Expr::Try(_) if self.closure_depth == 0 => {
+            Expr::Try(t) if self.closure_depth == 0 => {
                 self.has_exit = true;
                 self.failure_exit = true;
+                if self.hands_an_instant(&t.expr) {
+                    self.time_check = true;
+                    self.bounding_call = true;
+                }
             }
             _ => {}
         }

@@ -458,6 +458,35 @@ async fn lookup(c: &Client) -> Result<Option<V>, E> {
         ");
     }
 
+    /// An `Instant` handed by name to a call whose failure leaves the loop is a deadline
+    /// checked by hand, whatever the helper is called and wherever it is defined (site #0:
+    /// `deadline=manual`). Handed to a call whose result is dropped, it checks nothing (#1).
+    #[test]
+    fn an_instant_handed_to_a_failing_call_is_a_deadline_check() {
+        insta::assert_snapshot!(check(
+            "async fn by(deadline: Instant) -> Result<Conn, E> {
+    loop {
+        ensure_before(&deadline)?;
+        match Conn::open().await { Ok(c) => return Ok(c), Err(_) => tokio::time::sleep(D).await }
+    }
+}
+async fn logged(c: &Client) -> Result<Conn, E> {
+    let started = Instant::now();
+    loop {
+        report(started);
+        match Conn::open().await { Ok(c) => return Ok(c), Err(_) => tokio::time::sleep(D).await }
+    }
+}"
+        ), @r"
+        site #0 2:5 loop cap=symbolic deadline=manual exits-on-failure
+        site #1 9:5 loop cap=none deadline=- ungated-round=12:5
+        sleep 4:69 tokio::time::sleep(D) site=#0
+        sleep 11:69 tokio::time::sleep(D) site=#1
+        fixed-delay 4:69 site=#0
+        fixed-delay 11:69 site=#1
+        ");
+    }
+
     /// A function of the file that returns a retrying client is its factory: a loop around
     /// what it makes is nested (site #0, the retry on a timeout). The near miss (site #1): a
     /// loop that goes round only on a refusal variant the client never retries.
