@@ -266,22 +266,48 @@ impl Collector<'_> {
         span_of(self.src, s)
     }
 
-    /// The `Instant`s function `f` (or the item function it runs for) holds: its parameters
-    /// declared `Instant`, and its locals bound from `Instant::now()` (`let deadline =
-    /// Instant::now() + budget`).
-    fn instants_of(&self, f: usize) -> BTreeSet<String> {
-        let mut out = BTreeSet::new();
+    /// The clock values function `f` (or the item function it runs for) holds, and which of
+    /// them are deadlines. Clock values: its parameters declared `Instant`, its locals bound
+    /// from `Instant::now()`, and locals computed from those (`let waited = (now -
+    /// sent_at).as_secs()`). Deadlines, points ahead: those parameters (but a `now: Instant`,
+    /// the moment of the call) and the locals bound from the clock plus something
+    /// (`Instant::now() + budget`), not the bare moment a timestamp holds.
+    fn instants_of(&self, f: usize) -> (BTreeSet<String>, BTreeSet<String>) {
+        const MOMENT: &[&str] = &["instant", "now", "time", "std", "tokio", "clone"];
+        let mut clock = BTreeSet::new();
+        let mut ahead = BTreeSet::new();
+        let mut chain = Vec::new();
         let mut at = Some(f);
         while let Some(g) = at {
-            out.extend(self.instant_params.get(&g).into_iter().flatten().cloned());
-            for (name, b) in &self.facts.functions[g].bindings {
-                if b.words.contains("instant") && b.words.contains("now") {
-                    out.insert(name.clone());
+            for p in self.instant_params.get(&g).into_iter().flatten() {
+                clock.insert(p.clone());
+                let mut words = BTreeSet::new();
+                super::words::split_ident(p, &mut words);
+                if !words.contains("now") {
+                    ahead.insert(p.clone());
                 }
             }
+            for (name, b) in &self.facts.functions[g].bindings {
+                if b.words.contains("instant") && b.words.contains("now") {
+                    clock.insert(name.clone());
+                    if b.words.iter().any(|w| !MOMENT.contains(&w.as_str())) {
+                        ahead.insert(name.clone());
+                    }
+                }
+            }
+            chain.push(g);
             at = self.facts.functions[g].parent;
         }
-        out
+        let derived: Vec<String> = chain
+            .iter()
+            .flat_map(|&g| &self.facts.functions[g].bindings)
+            .filter(|(name, b)| {
+                !clock.contains(*name) && b.idents.iter().any(|i| clock.contains(i))
+            })
+            .map(|(name, _)| name.clone())
+            .collect();
+        clock.extend(derived);
+        (clock, ahead)
     }
 
     fn note_call(&mut self, name: String) {
@@ -660,7 +686,7 @@ impl Collector<'_> {
             .unwrap_or_default();
         if let Some(&f) = self.fn_stack.last() {
             scan.opt_locals = self.opt_locals.get(&f).cloned().unwrap_or_default();
-            scan.instants = self.instants_of(f);
+            (scan.instants, scan.deadlines) = self.instants_of(f);
         }
         scan.tail_exit = body.stmts.last().and_then(|s| match s {
             syn::Stmt::Expr(e @ (Expr::Return(_) | Expr::Break(_)), _) => {
@@ -1986,10 +2012,13 @@ struct LoopScan<'a> {
     own_fn: String,
     /// It calls one of [`Self::clock_checkers`].
     clock_call: bool,
-    /// The `Instant`s in scope ([`Collector::instants_of`]): a call handed one whose failure
-    /// leaves the loop (`deadline_left(deadline)?`) checks the deadline by hand, whatever the
-    /// helper is called and wherever it is defined.
+    /// The clock values in scope ([`Collector::instants_of`]): one compared checks a deadline
+    /// by hand (`if waited > 60 { give up }`).
     instants: BTreeSet<String>,
+    /// The deadlines among them: a call handed one whose failure leaves the loop
+    /// (`deadline_left(deadline)?`) checks it by hand, whatever the helper is called and
+    /// wherever it is defined. A timestamp handed on (`coordinator(now)?`) checks nothing.
+    deadlines: BTreeSet<String>,
     /// The loop's own failure paths (`Err` arms, `if let Err(..)` branches, outside inner
     /// loops and closures): a wait there is a backoff even when the loop is a supervisor
     /// that never leaves on success.
@@ -2047,6 +2076,7 @@ impl<'a> LoopScan<'a> {
             own_fn: String::new(),
             clock_call: false,
             instants: BTreeSet::new(),
+            deadlines: BTreeSet::new(),
             err_paths: Vec::new(),
             label,
             loop_depth: 0,
@@ -2113,25 +2143,33 @@ impl<'a> LoopScan<'a> {
         }
     }
 
-    /// `check(deadline)` or `x.check(&deadline)` (awaited or not): a call handed one of the
-    /// [`Self::instants`] by name.
-    fn hands_an_instant(&self, e: &Expr) -> bool {
-        let named = |a: &Expr| match strip_parens(a) {
-            Expr::Reference(r) => matches!(&*r.expr, Expr::Path(p)
-                if p.path.get_ident().is_some_and(|i| self.instants.contains(&i.to_string()))),
+    /// `deadline`, `&deadline`, `waited.as_secs()`: one of `names` by name.
+    fn names_one(names: &BTreeSet<String>, a: &Expr) -> bool {
+        match strip_parens(a) {
+            Expr::Reference(r) => Self::names_one(names, &r.expr),
+            Expr::MethodCall(m) if m.args.is_empty() => Self::names_one(names, &m.receiver),
             Expr::Path(p) => p
                 .path
                 .get_ident()
-                .is_some_and(|i| self.instants.contains(&i.to_string())),
+                .is_some_and(|i| names.contains(&i.to_string())),
             _ => false,
-        };
-        if self.instants.is_empty() {
+        }
+    }
+
+    fn names_instant(&self, a: &Expr) -> bool {
+        Self::names_one(&self.instants, a)
+    }
+
+    /// `check(deadline)` or `x.check(&deadline)` (awaited or not): a call handed one of the
+    /// [`Self::deadlines`] by name.
+    fn hands_an_instant(&self, e: &Expr) -> bool {
+        if self.deadlines.is_empty() {
             return false;
         }
         match strip_parens(e) {
             Expr::Await(a) => self.hands_an_instant(&a.base),
-            Expr::Call(c) => c.args.iter().any(named),
-            Expr::MethodCall(m) => m.args.iter().any(named),
+            Expr::Call(c) => c.args.iter().any(|a| Self::names_one(&self.deadlines, a)),
+            Expr::MethodCall(m) => m.args.iter().any(|a| Self::names_one(&self.deadlines, a)),
             _ => false,
         }
     }
@@ -2228,6 +2266,14 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
         if let (Pat::Ident(id), Some(init)) = (pat, &l.init) {
             if let Some(o) = opt::local_of(&init.expr) {
                 self.opt_locals.insert(id.ident.to_string(), o);
+            }
+            // A clock value bound in the body (`let waited = now - sent_at`): the function's
+            // bindings are read before the body is.
+            let idents = super::Binding::idents_of(&init.expr);
+            if idents.iter().any(|i| self.instants.contains(i))
+                || (idents.contains("Instant") && idents.contains("now"))
+            {
+                self.instants.insert(id.ident.to_string());
             }
         }
         visit::visit_local(self, l);
@@ -2476,6 +2522,12 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
                     opt::infinite_default(&b.left, &self.opt_locals)
                         .or_else(|| opt::infinite_default(&b.right, &self.opt_locals))
                 });
+                // `if waited > 60 { give up }`: a clock value compared is a deadline checked by
+                // hand, whatever it is called.
+                if !self.inert_cond && (self.names_instant(&b.left) || self.names_instant(&b.right))
+                {
+                    self.time_check = true;
+                }
                 self.comparisons.push(Comparison {
                     words,
                     literal,

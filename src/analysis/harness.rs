@@ -460,7 +460,9 @@ async fn lookup(c: &Client) -> Result<Option<V>, E> {
 
     /// An `Instant` handed by name to a call whose failure leaves the loop is a deadline
     /// checked by hand, whatever the helper is called and wherever it is defined (site #0:
-    /// `deadline=manual`). Handed to a call whose result is dropped, it checks nothing (#1).
+    /// `deadline=manual`). Handed to a call whose result is dropped, it checks nothing (#1);
+    /// nor does the moment of the attempt handed on (#3: `coordinator(now)?`). A clock value
+    /// computed in the body and compared is a check (#2: `waited > 60`).
     #[test]
     fn an_instant_handed_to_a_failing_call_is_a_deadline_check() {
         insta::assert_snapshot!(check(
@@ -476,14 +478,35 @@ async fn logged(c: &Client) -> Result<Conn, E> {
         report(started);
         match Conn::open().await { Ok(c) => return Ok(c), Err(_) => tokio::time::sleep(D).await }
     }
+}
+async fn polled(c: &Client) -> Result<Conn, E> {
+    let sent_at = time::Instant::now();
+    loop {
+        let waited = (time::Instant::now() - sent_at).as_secs();
+        if waited > 60 { return Err(E::Timeout); }
+        match Conn::open().await { Ok(c) => return Ok(c), Err(_) => tokio::time::sleep(D).await }
+    }
+}
+async fn stamped(c: &Client) -> Result<Conn, E> {
+    loop {
+        let now = Instant::now();
+        let host = coordinator(c, now)?;
+        match host.open().await { Ok(c) => return Ok(c), Err(_) => tokio::time::sleep(D).await }
+    }
 }"
         ), @r"
         site #0 2:5 loop cap=symbolic deadline=manual exits-on-failure
         site #1 9:5 loop cap=none deadline=- ungated-round=12:5
+        site #2 16:5 loop cap=none deadline=manual exits-on-failure ungated-round=20:5
+        site #3 23:5 loop cap=none deadline=- exits-on-failure ungated-round=27:5
         sleep 4:69 tokio::time::sleep(D) site=#0
         sleep 11:69 tokio::time::sleep(D) site=#1
+        sleep 19:69 tokio::time::sleep(D) site=#2
+        sleep 26:68 tokio::time::sleep(D) site=#3
         fixed-delay 4:69 site=#0
         fixed-delay 11:69 site=#1
+        fixed-delay 19:69 site=#2
+        fixed-delay 26:68 site=#3
         ");
     }
 
