@@ -3,7 +3,8 @@
 //!
 //! A retry site's reach is its own span, the closures handed to it by name (`let op = || ..;
 //! op.retry(..)`), and, for requests, the functions of this file it calls (one level: the
-//! request builder of a helper). A client wrapped in a retrying middleware (`reqwest-retry`)
+//! request builder of a helper) and the requests its function is handed (a caller of this file
+//! builds the request and passes it, or the local holding it, to the parameter the site sends). A client wrapped in a retrying middleware (`reqwest-retry`)
 //! and a tower retry `Policy` over HTTP requests are retry sites of their own. Values are
 //! followed by name within a function: the latest `let` of a name before its use is its value.
 //! A method that is a parameter (`request(method.clone(), url)`) is what the file's callers hand
@@ -71,6 +72,9 @@ pub enum Via {
     Site,
     /// The request is built in a function of this file that the site calls here.
     Helper(Span),
+    /// The request is built by the caller and handed, at this call, to a function of this
+    /// file whose retry site sends that parameter (`send_with_retry(client.post(url))`).
+    Caller(Span),
     /// The client was wrapped in a retrying middleware here.
     Client(Span),
     /// A tower retry policy over HTTP requests that never looks at the method.
@@ -301,6 +305,17 @@ struct TryClone {
     handling: Handling,
 }
 
+/// A call that hands its arguments to a function of this file by name.
+struct Handoff {
+    name: String,
+    call: Span,
+    /// The arguments, by position; a path call's first one is the receiver when the callee
+    /// takes `self` (`Self::f(self, req)`), which [`Item::receiver`] says.
+    args: Vec<Span>,
+    /// A method call on `self`: its arguments start after the receiver.
+    method: bool,
+}
+
 struct RawWrite {
     span: Span,
     method: String,
@@ -362,6 +377,9 @@ struct Scan<'a> {
     method_args: Vec<MethodArg>,
     headers: Vec<HeaderSet>,
     calls: Vec<(String, Span)>,
+    /// Calls that can hand a value to a function of this file: free or `Self::` path calls and
+    /// `self.` method calls, with their argument spans (after any receiver).
+    handoffs: Vec<Handoff>,
     policies: Vec<Policy>,
     layers: Vec<Layer>,
     /// Failure tests: `if` conditions, match arm patterns and guards, `matches!`, `when` closures.
@@ -396,6 +414,7 @@ impl<'a> Scan<'a> {
             method_args: Vec::new(),
             headers: Vec::new(),
             calls: Vec::new(),
+            handoffs: Vec::new(),
             policies: Vec::new(),
             layers: Vec::new(),
             tests: Vec::new(),
@@ -916,6 +935,14 @@ impl<'ast> Visit<'ast> for Scan<'_> {
             let segs = path_segments(&p.path);
             let last = segs.last().cloned().unwrap_or_default();
             self.calls.push((last.clone(), self.span(c.span())));
+            if segs.len() == 1 || (segs.len() == 2 && segs[0] == "Self") {
+                self.handoffs.push(Handoff {
+                    name: last.clone(),
+                    call: self.span(c.span()),
+                    args: c.args.iter().map(|a| self.span(a.span())).collect(),
+                    method: false,
+                });
+            }
             self.method_args(&last, c.args.iter(), false);
             // `Request::new(method, url)`: the method is the first argument.
             if segs.len() >= 2 && segs[segs.len() - 2] == "Request" && last == "new" {
@@ -964,6 +991,14 @@ impl<'ast> Visit<'ast> for Scan<'_> {
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
         let name = m.method.to_string();
         self.calls.push((name.clone(), self.span(m.span())));
+        if matches!(strip(&m.receiver), Expr::Path(p) if p.path.is_ident("self")) {
+            self.handoffs.push(Handoff {
+                name: name.clone(),
+                call: self.span(m.span()),
+                args: m.args.iter().map(|a| self.span(a.span())).collect(),
+                method: true,
+            });
+        }
         let base = receiver_base(&m.receiver);
         if self.is_unsafe_method(&name)
             && !m.args.is_empty()
@@ -1296,7 +1331,7 @@ impl Resolve<'_> {
                 continue;
             }
             let mut gated = scopes.iter().any(|s| self.any_tok(*s, &req.method_gates));
-            if matches!(via, Via::Site | Via::Helper(_)) {
+            if matches!(via, Via::Site | Via::Helper(_) | Via::Caller(_)) {
                 let site = self.innermost(retry).map_or(region, |r| r.site);
                 gated |= self.not_delivered_only(site) || self.refusal_wrappers.contains(&site);
             }
@@ -1365,6 +1400,9 @@ impl Resolve<'_> {
                 }
             }
         }
+        if let Some(found) = self.handed_to_site(w, item) {
+            return Some(found);
+        }
         let base = w.base.as_deref()?;
         for l in &self.scan.layers {
             let hit = match (&l.local, &l.field) {
@@ -1374,6 +1412,63 @@ impl Resolve<'_> {
             };
             if hit {
                 return Some((l.span, Via::Client(l.span), helper.span));
+            }
+        }
+        None
+    }
+
+    /// The request is built in `item` (as an argument, or a local named as one) and handed to a
+    /// function of this file whose retry site names the parameter it lands in: every attempt
+    /// of that site sends the caller's request again.
+    fn handed_to_site(&self, w: &RawWrite, item: usize) -> Option<(Span, Via, Span)> {
+        let caller = &self.scan.items[item];
+        // The local the request is bound to (`let req = client.post(url)..;`), if any.
+        let local = self
+            .scan
+            .bindings
+            .iter()
+            .filter(|b| b.scope == Some(item) && b.init.contains(w.span) && !b.assign)
+            .map(|b| b.name.as_str())
+            .next();
+        let names_local =
+            |a: Span| local.is_some_and(|l| toks_in(self.toks, a).iter().any(|t| t.text == l));
+        for h in &self.scan.handoffs {
+            if !caller.span.contains(h.call) || h.call.end < w.span.start {
+                continue;
+            }
+            // A method constant that is itself the argument (`self.execute(Method::POST, ..)`)
+            // is a method handed in, which the callee's own request carries: that request is
+            // the write ([`Scan::param_writes`]).
+            let Some(pos) = h
+                .args
+                .iter()
+                .position(|&a| (a.contains(w.span) && a != w.span) || names_local(a))
+            else {
+                continue;
+            };
+            for callee in self.scan.items.iter().filter(|it| it.name == h.name) {
+                if callee.span.contains(h.call) {
+                    continue; // recursion
+                }
+                // A path call hands the receiver first when the callee takes `self`.
+                let at = if !h.method && callee.receiver {
+                    pos.checked_sub(1)
+                } else {
+                    Some(pos)
+                };
+                let Some(param) = at.and_then(|i| callee.params.get(i)) else {
+                    continue;
+                };
+                if param == "_" {
+                    continue;
+                }
+                let region = self.regions.iter().find(|r| {
+                    callee.span.contains(r.span)
+                        && toks_in(self.toks, r.span).iter().any(|t| t.text == *param)
+                });
+                if let Some(r) = region {
+                    return Some((r.anchor, Via::Caller(h.call), r.span));
+                }
             }
         }
         None
@@ -1800,6 +1895,7 @@ mod tests {
             let via = match w.via {
                 Via::Site => "site",
                 Via::Helper(_) => "helper",
+                Via::Caller(_) => "caller",
                 Via::Client(_) => "client",
                 Via::Policy => "policy",
             };
@@ -1845,6 +1941,55 @@ POST site key-outside gated=false `post(\"b\")`
 PATCH site no-key gated=false `patch(\"c\")`
 POST site key-per-attempt:Uuid::new_v4() gated=false `post(\"e\")`
 POST site key-outside gated=false `post(\"f\")`"
+        );
+    }
+
+    /// A request the caller builds and hands to a function of the file whose retry site
+    /// sends that parameter is re-sent by it, with the caller's key and the site's gates; one
+    /// handed to a function that only sends it once is not. A method constant handed in is
+    /// reported once, at the request the callee builds with it.
+    #[test]
+    fn a_request_handed_to_a_retrying_helper() {
+        let got = check(
+            "async fn pay(c: &C) { let req = c.post(\"a\").json(&b); resend(req).await; }
+            async fn keyed(c: &C) {
+                let k = Uuid::new_v4();
+                resend(c.post(\"b\").header(\"Idempotency-Key\", k.to_string())).await;
+            }
+            async fn refused(c: &C) { self.on_refusal(c.post(\"c\")).await; }
+            async fn once(c: &C) { send_once(c.post(\"d\")).await; }
+            async fn by_method(&self) { self.exec(Method::PATCH).await; }
+            async fn exec(&self, m: Method) {
+                for n in 0..3 {
+                    if self.c.request(m.clone(), \"e\").send().await.is_ok() { return; }
+                    tokio::time::sleep(d).await;
+                }
+            }
+            async fn resend(req: RequestBuilder) -> R {
+                for n in 0..3 {
+                    if let Ok(r) = req.try_clone().unwrap().send().await { return r; }
+                    tokio::time::sleep(d).await;
+                }
+            }
+            async fn on_refusal(&self, req: RequestBuilder) -> R {
+                loop {
+                    match req.try_clone().unwrap().send().await {
+                        Err(e) if e.is_connect() => tokio::time::sleep(d).await,
+                        other => return other,
+                    }
+                }
+            }
+            async fn send_once(req: RequestBuilder) -> R {
+                for page in pages { tokio::time::sleep(d).await; }
+                req.send().await
+            }",
+        );
+        assert_eq!(
+            got,
+            "POST caller no-key gated=false `post(\"a\")`
+POST caller key-outside gated=false `post(\"b\")`
+POST caller no-key gated=true `post(\"c\")`
+PATCH site no-key gated=false `m.clone()`"
         );
     }
 

@@ -70,6 +70,9 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
         };
         match &w.via {
             Via::Helper(call) => d = d.related(*call, "called from the retry site here"),
+            Via::Caller(call) => {
+                d = d.related(*call, "handed here to a function that retries it");
+            }
             Via::Client(layer) => {
                 d = d.related(*layer, "the client retries every request it sends");
             }
