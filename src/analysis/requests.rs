@@ -160,6 +160,12 @@ pub fn run(file: &syn::File, src: &SourceFile, apis: &Apis, facts: &Facts) -> Re
             .filter(|s| s.refusals_only)
             .map(|s| s.span)
             .collect(),
+        status_only: facts
+            .sites
+            .iter()
+            .filter(|s| s.status_only)
+            .map(|s| s.span)
+            .collect(),
     };
     let production = |s: &Span| !scan.test_code.iter().any(|t| t.contains(*s));
     Requests {
@@ -1227,6 +1233,9 @@ struct Resolve<'a> {
     regions: Vec<Region>,
     /// Spans of the wrapper-call sites whose wrapper re-sends only after a refusal.
     refusal_wrappers: Vec<Span>,
+    /// Spans of the sites whose retry predicate re-sends only errors that carry a response
+    /// status ([`super::RetrySite::status_only`]).
+    status_only: Vec<Span>,
 }
 
 impl Resolve<'_> {
@@ -1334,6 +1343,13 @@ impl Resolve<'_> {
             if matches!(via, Via::Site | Via::Helper(_) | Via::Caller(_)) {
                 let site = self.innermost(retry).map_or(region, |r| r.site);
                 gated |= self.not_delivered_only(site) || self.refusal_wrappers.contains(&site);
+                // A predicate that re-sends only errors carrying a status never re-sends a lost
+                // response; and where the operation never turns a status into an error
+                // (`error_for_status`), it re-sends nothing at all.
+                gated |= self.status_only.contains(&site)
+                    && !scopes
+                        .iter()
+                        .any(|s| self.any_tok(*s, &self.apis.requests.status_errors));
             }
             let fresh = match via {
                 Via::Helper(_) => self

@@ -259,6 +259,10 @@ pub struct Requests {
     /// Tokens of a failure test that includes ambiguous outcomes.
     #[serde(default)]
     pub ambiguous: Vec<String>,
+    /// Calls that turn a response's status into an error (`error_for_status`): without one, an
+    /// error that a retry predicate requires to carry a status never happens.
+    #[serde(default)]
+    pub status_errors: Vec<String>,
     /// Middleware types that retry every request of the client they wrap.
     #[serde(default)]
     pub retrying_middleware: Vec<String>,
@@ -308,6 +312,7 @@ impl Requests {
         self.method_gates.extend(o.method_gates);
         self.not_delivered.extend(o.not_delivered);
         self.ambiguous.extend(o.ambiguous);
+        self.status_errors.extend(o.status_errors);
         self.retrying_middleware.extend(o.retrying_middleware);
         self.middleware_strategy_constructors
             .extend(o.middleware_strategy_constructors);
