@@ -128,8 +128,12 @@ pub(super) fn run(file: &syn::File, src: &SourceFile, apis: &Apis, known: &[Wrap
     let imports = Imports::collect(file);
     let cancel_fields = struct_cancel_fields(file, apis, src);
     let checkers = super::rounds::bound_checkers(file, apis);
-    let (bound_checkers, defined_fns, clock_checkers) =
-        (checkers.bounds, checkers.defined, checkers.clock);
+    let (bound_checkers, defined_fns, clock_checkers, optional_checkers) = (
+        checkers.bounds,
+        checkers.defined,
+        checkers.clock,
+        checkers.optional,
+    );
     let mut c = Collector {
         src,
         apis,
@@ -145,6 +149,7 @@ pub(super) fn run(file: &syn::File, src: &SourceFile, apis: &Apis, known: &[Wrap
         bound_checkers,
         defined_fns,
         clock_checkers,
+        optional_checkers,
         instant_params: HashMap::new(),
         blocking_closures: HashSet::new(),
         single_stmt: HashMap::new(),
@@ -196,6 +201,9 @@ struct Collector<'a> {
     clock_checkers: BTreeSet<String>,
     /// Every function name the parsed text defines.
     defined_fns: BTreeSet<String>,
+    /// The file's functions whose "may I retry?" is a cap `None` switches off, with the option
+    /// ([`rounds::Checkers::optional`]).
+    optional_checkers: std::collections::BTreeMap<String, String>,
     /// Per function, its parameters declared `Instant` (`deadline: Instant`).
     instant_params: HashMap<usize, BTreeSet<String>>,
     blocking_closures: HashSet<usize>,
@@ -677,6 +685,7 @@ impl Collector<'_> {
     ) -> Option<usize> {
         let mut scan = LoopScan::new(self.apis, label.map(|l| l.name.ident.to_string()));
         scan.clock_checkers = &self.clock_checkers;
+        scan.optional_checkers = &self.optional_checkers;
         // The loop's own function compares the clock elsewhere, perhaps; a call of its name in
         // the loop is another thing's method (`stream.connect()` inside `fn connect`).
         scan.own_fn = self
@@ -2012,6 +2021,9 @@ struct LoopScan<'a> {
     own_fn: String,
     /// It calls one of [`Self::clock_checkers`].
     clock_call: bool,
+    /// The file's optional-cap helpers ([`Collector::optional_checkers`]): a call of one is
+    /// an attempt check escaped when its option is `None`.
+    optional_checkers: &'a std::collections::BTreeMap<String, String>,
     /// The clock values in scope ([`Collector::instants_of`]): one compared checks a deadline
     /// by hand (`if waited > 60 { give up }`).
     instants: BTreeSet<String>,
@@ -2070,11 +2082,14 @@ struct LoopScan<'a> {
 impl<'a> LoopScan<'a> {
     fn new(apis: &'a Apis, label: Option<String>) -> Self {
         static NONE: BTreeSet<String> = BTreeSet::new();
+        static NO_OPTIONAL: std::collections::BTreeMap<String, String> =
+            std::collections::BTreeMap::new();
         Self {
             apis,
             clock_checkers: &NONE,
             own_fn: String::new(),
             clock_call: false,
+            optional_checkers: &NO_OPTIONAL,
             instants: BTreeSet::new(),
             deadlines: BTreeSet::new(),
             err_paths: Vec::new(),
@@ -2133,6 +2148,27 @@ impl<'a> LoopScan<'a> {
             self.bounding_call = true;
             self.clock_call = true;
         }
+    }
+
+    /// A call of one of the file's optional-cap helpers ([`Self::optional_checkers`]) is the
+    /// attempt check written inside it, which an unset option escapes: weighed like
+    /// `max.is_none() || n < max.unwrap()` written in the loop.
+    fn note_optional_call(&mut self, name: &str) -> bool {
+        let Some(option) = self.optional_checkers.get(name) else {
+            return false;
+        };
+        if self.closure_depth > 0 || name == self.own_fn {
+            return false;
+        }
+        let mut words = BTreeSet::new();
+        super::words::split_ident(option, &mut words);
+        self.comparisons.push(Comparison {
+            words,
+            literal: None,
+            escape: Some(option.clone()),
+            inert: self.inert_cond,
+        });
+        true
     }
 
     /// A failure path of the loop's own body starts at `span` (not one of an inner loop or a
@@ -2251,6 +2287,7 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
             if p.qself.is_none() && (segs.len() == 1 || segs.len() == 2 && segs[0].ident == "Self")
             {
                 if let Some(last) = segs.last() {
+                    self.note_optional_call(&last.ident.to_string());
                     self.note_clock_call(&last.ident.to_string());
                 }
             }
@@ -2569,7 +2606,9 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
             _ => {}
         }
         self.note_clock_call(&name);
-        if self.apis.retry.bounding_methods.contains(&name) {
+        if self.note_optional_call(&name) {
+            // Its cap is weighed as an attempt check escaped by the unset option.
+        } else if self.apis.retry.bounding_methods.contains(&name) {
             self.bounding_call = true;
             if matches!(
                 name.as_str(),

@@ -510,6 +510,39 @@ async fn stamped(c: &Client) -> Result<Conn, E> {
         ");
     }
 
+    /// A helper of the file whose whole answer is `max.is_none() || n < max.unwrap()` is an
+    /// attempt check an unset option escapes: a loop gated on it has `cap=off-when-none`
+    /// (site #0). One that falls back to a number (`unwrap_or(3)`) is no such helper: its
+    /// loop (site #1) goes round only past the check, with no ungated way round.
+    #[test]
+    fn a_helper_whose_cap_none_switches_off() {
+        insta::assert_snapshot!(check(
+            "impl Opts {
+    fn allow_retry(&self, n: u32) -> bool { self.max_retries.is_none() || n < self.max_retries.unwrap() }
+    fn within(&self, n: u32) -> bool { n < self.max_retries.unwrap_or(3) }
+}
+async fn a(c: &C, o: &Opts) -> Result<S, E> {
+    let mut n = 0;
+    loop {
+        match c.get().await { Ok(s) => return Ok(s), Err(e) => { if !o.allow_retry(n) { return Err(e); } n += 1; tokio::time::sleep(D).await; } }
+    }
+}
+async fn b(c: &C, o: &Opts) -> Result<S, E> {
+    let mut n = 0;
+    loop {
+        match c.get().await { Ok(s) => return Ok(s), Err(e) => { if !o.within(n) { return Err(e); } n += 1; tokio::time::sleep(D).await; } }
+    }
+}"
+        ), @r"
+        site #0 7:5 loop cap=off-when-none(max_retries) deadline=- exits-on-failure
+        site #1 13:5 loop cap=none deadline=- exits-on-failure
+        sleep 8:114 tokio::time::sleep(D) site=#0
+        sleep 14:109 tokio::time::sleep(D) site=#1
+        fixed-delay 8:114 site=#0
+        fixed-delay 14:109 site=#1
+        ");
+    }
+
     /// A function of the file that returns a retrying client is its factory: a loop around
     /// what it makes is nested (site #0, the retry on a timeout). The near miss (site #1): a
     /// loop that goes round only on a refusal variant the client never retries.

@@ -250,6 +250,17 @@ pub(super) fn bound_checkers(file: &syn::File, apis: &Apis) -> Checkers {
     impl V<'_> {
         fn function(&mut self, sig: &syn::Signature, body: &Block) {
             self.out.defined.insert(sig.ident.to_string());
+            // The whole answer is the disjunction: its tail expression, or a `return` of it.
+            let tail = match body.stmts.as_slice() {
+                [syn::Stmt::Expr(Expr::Return(r), _)] => r.expr.as_deref(),
+                [syn::Stmt::Expr(e, None)] => Some(e),
+                _ => None,
+            };
+            let none = std::collections::HashMap::new();
+            if let Some(o) = tail.and_then(|t| super::optional_cap::escaping_disjunction(t, &none))
+            {
+                self.out.optional.insert(sig.ident.to_string(), o);
+            }
             let mut clock = ClockCmp(false);
             clock.visit_block(body);
             if clock.0 {
@@ -385,6 +396,11 @@ pub(super) struct Checkers {
     /// start.elapsed() >= budget }`): a loop that calls one checks a deadline by hand, as if
     /// the comparison were written in it.
     pub clock: BTreeSet<String>,
+    /// Functions that answer "may I retry?" with a cap that `None` switches off
+    /// (`fn allow_retry(&self, n: u32) -> bool { self.max_retries.is_none() || n <
+    /// self.max_retries.unwrap() }`), with the option's name: a loop gated on one is capped
+    /// only when the option is set.
+    pub optional: std::collections::BTreeMap<String, String>,
 }
 
 fn strip(mut e: &Expr) -> &Expr {
