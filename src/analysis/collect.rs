@@ -296,7 +296,7 @@ impl Collector<'_> {
                 }
             }
             for (name, b) in &self.facts.functions[g].bindings {
-                if b.words.contains("instant") && b.words.contains("now") {
+                if reads_clock(&b.words) {
                     clock.insert(name.clone());
                     if b.words.iter().any(|w| !MOMENT.contains(&w.as_str())) {
                         ahead.insert(name.clone());
@@ -1635,6 +1635,11 @@ impl<'ast> Visit<'ast> for Idents {
     }
 }
 
+/// The words of a value that reads the clock: `Instant::now()` (std's or tokio's).
+fn reads_clock(words: &BTreeSet<String>) -> bool {
+    words.contains("instant") && words.contains("now")
+}
+
 /// Parameters declared `Instant` or `&Instant` (std's or tokio's).
 fn instant_params(sig: &syn::Signature) -> BTreeSet<String> {
     let is_instant = |t: &syn::Type| {
@@ -2160,6 +2165,8 @@ impl<'a> LoopScan<'a> {
         if self.closure_depth > 0 || name == self.own_fn {
             return false;
         }
+        // The option's name holds a cap word (`optional_cap::option_name`), each of which is a
+        // bound word: the comparison counts as an attempt check below.
         let mut words = BTreeSet::new();
         super::words::split_ident(option, &mut words);
         self.comparisons.push(Comparison {
@@ -2179,17 +2186,9 @@ impl<'a> LoopScan<'a> {
         }
     }
 
-    /// `deadline`, `&deadline`, `waited.as_secs()`: one of `names` by name.
+    /// `deadline`, `&deadline`, `waited.as_secs()`: one of `names`, converted or not.
     fn names_one(names: &BTreeSet<String>, a: &Expr) -> bool {
-        match strip_parens(a) {
-            Expr::Reference(r) => Self::names_one(names, &r.expr),
-            Expr::MethodCall(m) if m.args.is_empty() => Self::names_one(names, &m.receiver),
-            Expr::Path(p) => p
-                .path
-                .get_ident()
-                .is_some_and(|i| names.contains(&i.to_string())),
-            _ => false,
-        }
+        super::requests::single_ident(a).is_some_and(|i| names.contains(&i))
     }
 
     fn names_instant(&self, a: &Expr) -> bool {
@@ -2308,7 +2307,7 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
             // bindings are read before the body is.
             let idents = super::Binding::idents_of(&init.expr);
             if idents.iter().any(|i| self.instants.contains(i))
-                || (idents.contains("Instant") && idents.contains("now"))
+                || reads_clock(&words_of(&init.expr))
             {
                 self.instants.insert(id.ident.to_string());
             }

@@ -4,8 +4,9 @@
 //! A retry site's reach is its own span, the closures handed to it by name (`let op = || ..;
 //! op.retry(..)`), and, for requests, the functions of this file it calls (one level: the
 //! request builder of a helper) and the requests its function is handed (a caller of this file
-//! builds the request and passes it, or the local holding it, to the parameter the site sends). A client wrapped in a retrying middleware (`reqwest-retry`)
-//! and a tower retry `Policy` over HTTP requests are retry sites of their own. Values are
+//! builds the request and passes it, or the local holding it, to the parameter the site sends).
+//! A client wrapped in a retrying middleware (`reqwest-retry`) and a tower retry `Policy` over
+//! HTTP requests are retry sites of their own. Values are
 //! followed by name within a function: the latest `let` of a name before its use is its value.
 //! A method that is a parameter (`request(method.clone(), url)`) is what the file's callers hand
 //! that parameter, followed up through their own parameters a few calls.
@@ -154,18 +155,8 @@ pub fn run(file: &syn::File, src: &SourceFile, apis: &Apis, facts: &Facts) -> Re
         scan: &scan,
         toks: &toks,
         regions: regions(facts, &scan, src),
-        refusal_wrappers: facts
-            .sites
-            .iter()
-            .filter(|s| s.refusals_only)
-            .map(|s| s.span)
-            .collect(),
-        status_only: facts
-            .sites
-            .iter()
-            .filter(|s| s.status_only)
-            .map(|s| s.span)
-            .collect(),
+        refusal_wrappers: site_spans(facts, |s| s.refusals_only),
+        status_only: site_spans(facts, |s| s.status_only),
     };
     let production = |s: &Span| !scan.test_code.iter().any(|t| t.contains(*s));
     Requests {
@@ -224,6 +215,19 @@ fn toks_in(toks: &[Tok], span: Span) -> &[Tok] {
     let lo = toks.partition_point(|t| t.span.start < span.start);
     let hi = toks.partition_point(|t| t.span.start < span.end);
     &toks[lo..hi.max(lo)]
+}
+
+impl Item {
+    /// The parameter an argument at `index` lands in: a path call (`Self::f(self, m)`, not a
+    /// method call) hands the receiver first when the function takes `self`.
+    fn param_at(&self, index: usize, method_call: bool) -> Option<usize> {
+        let index = if !method_call && self.receiver {
+            index.checked_sub(1)?
+        } else {
+            index
+        };
+        (index < self.params.len()).then_some(index)
+    }
 }
 
 /// A named function of the file.
@@ -315,8 +319,7 @@ struct TryClone {
 struct Handoff {
     name: String,
     call: Span,
-    /// The arguments, by position; a path call's first one is the receiver when the callee
-    /// takes `self` (`Self::f(self, req)`), which [`Item::receiver`] says.
+    /// The arguments, by position ([`Item::param_at`] says which parameter each lands in).
     args: Vec<Span>,
     /// A method call on `self`: its arguments start after the receiver.
     method: bool,
@@ -566,17 +569,9 @@ impl<'a> Scan<'a> {
                     if it.name != a.callee {
                         continue;
                     }
-                    let index = if !a.method_call && it.receiver {
-                        match a.index.checked_sub(1) {
-                            Some(i) => i,
-                            None => continue,
-                        }
-                    } else {
-                        a.index
-                    };
-                    if index >= it.params.len() {
+                    let Some(index) = it.param_at(a.index, a.method_call) else {
                         continue;
-                    }
+                    };
                     let entry = reach.entry((i, index)).or_default();
                     for m in &methods {
                         // One origin per method: the first caller found names it.
@@ -1466,13 +1461,7 @@ impl Resolve<'_> {
                 if callee.span.contains(h.call) {
                     continue; // recursion
                 }
-                // A path call hands the receiver first when the callee takes `self`.
-                let at = if !h.method && callee.receiver {
-                    pos.checked_sub(1)
-                } else {
-                    Some(pos)
-                };
-                let Some(param) = at.and_then(|i| callee.params.get(i)) else {
+                let Some(param) = callee.param_at(pos, h.method).map(|i| &callee.params[i]) else {
                     continue;
                 };
                 if param == "_" {
@@ -1730,6 +1719,16 @@ fn strip(mut e: &Expr) -> &Expr {
     }
 }
 
+/// The spans of the file's retry sites that `keep` selects.
+fn site_spans(facts: &Facts, keep: impl Fn(&super::RetrySite) -> bool) -> Vec<Span> {
+    facts
+        .sites
+        .iter()
+        .filter(|s| keep(s))
+        .map(|s| s.span)
+        .collect()
+}
+
 /// Strip `?`, `.await`, `.unwrap()`, `.expect(..)` around an expression.
 pub(super) fn strip_handling(mut e: &Expr) -> &Expr {
     loop {
@@ -1749,10 +1748,10 @@ pub(super) fn strip_handling(mut e: &Expr) -> &Expr {
     }
 }
 
-/// The one local a header value is made from: `key`, `key.to_string()`, `&key`,
-/// `HeaderValue::from_str(&key).unwrap()`. Conversions keep the value the local holds, so a
-/// key made per attempt and converted is still made per attempt.
-fn single_ident(e: &Expr) -> Option<String> {
+/// The one local a value is made from: `key`, `key.to_string()`, `&key`,
+/// `HeaderValue::from_str(&key).unwrap()`, `waited.as_secs()`. Conversions keep the value the
+/// local holds, so a key made per attempt and converted is still made per attempt.
+pub(super) fn single_ident(e: &Expr) -> Option<String> {
     match strip(e) {
         Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(ToString::to_string),
         // `key.to_string()`, `key.as_str()`, `key.hyphenated().to_string()`, `.unwrap()` and
