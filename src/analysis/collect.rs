@@ -2609,10 +2609,7 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
             // Its cap is weighed as an attempt check escaped by the unset option.
         } else if self.apis.retry.bounding_methods.contains(&name) {
             self.bounding_call = true;
-            if matches!(
-                name.as_str(),
-                "is_expired" | "deadline_as_timeout" | "remaining"
-            ) {
+            if matches!(name.as_str(), "is_expired" | "remaining") {
                 self.time_check = true;
             }
         }
