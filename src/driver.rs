@@ -14,7 +14,8 @@
 //! | pass | reads | parses |
 //! |------|-------|--------|
 //! | [`Pass::PerFile`]: every file | 1 | 1 of the masked text, or 0 (prefilter, test file) |
-//! | [`Pass::Join`]: files of units with a retry site | 1, hash-checked against pass one's | 1 whole, only files with a crate rule's words |
+//! | [`Pass::Helpers`]: files of units whose retry loops ask about a helper they do not define | 1, hash-checked | 1 whole, only files whose text defines an asked name |
+//! | [`Pass::Join`]: files of units with a retry site | 1, hash-checked against pass one's | 1 whole, only files with a crate rule's words, a wrapper's name or an answered helper |
 //! | [`Pass::CrateFindings`]: files holding a crate finding | 0 (the join's text is kept until its unit is done) | 1 whole |
 //! | finishing | 0 | 0 (suppression comments are read from the text) |
 //!
@@ -34,6 +35,7 @@ use std::sync::Mutex;
 use crate::analysis::clients::ClientSummary;
 use crate::analysis::index::CrateIndex;
 use crate::analysis::wrappers::Wrapper;
+use crate::analysis::CrateHelpers;
 use crate::base::diagnostic::{Diagnostic, FileError};
 use crate::base::source::SourceFile;
 use crate::emit::Report;
@@ -209,6 +211,8 @@ pub fn lint_paths_reading(
 pub enum Pass {
     /// Every file alone, masked.
     PerFile,
+    /// The files of a unit that define the helpers its retry loops ask about, whole.
+    Helpers,
     /// The files of units with a retry site, whole, into the unit's join.
     Join,
     /// The files holding a crate finding, whole, for the fixes that rewrite by syntax.
@@ -642,6 +646,18 @@ fn join_units(
             .iter()
             .flat_map(|&i| results[i].report.wrappers.iter().cloned())
             .collect();
+        // What the unit's other files answer for the helpers its retry loops call and do not
+        // define: a file whose loops asked about one of them is linted again with it known.
+        let helpers = unit_helpers(
+            files,
+            results,
+            &unit.files,
+            config,
+            threads,
+            errors,
+            read,
+            tally,
+        );
         let pieces = pieces(&unit.files, |i| results[i].len, budget);
         if pieces.len() > 1 {
             let bytes: usize = unit.files.iter().map(|&i| results[i].len).sum();
@@ -656,7 +672,7 @@ fn join_units(
         }
         for (n, piece) in pieces.iter().enumerate() {
             let held = join_piece(
-                files, results, piece, &known, config, threads, errors, read, tally,
+                files, results, piece, &known, &helpers, config, threads, errors, read, tally,
             );
             Tally::hold(
                 tally,
@@ -672,6 +688,47 @@ fn join_units(
             );
         }
     }
+}
+
+/// The answers of the unit's files ([`CrateHelpers`]) for the names its files with a retry
+/// site asked about and do not define ([`FileReport::foreign`]): each file of the unit is read
+/// again and parsed whole only when its text defines one of them. A file that cannot be read
+/// or parsed answers nothing (pass one or the join reports it); one that changed since pass
+/// one is read as it is now, and the join reports the change.
+#[allow(clippy::too_many_arguments)]
+fn unit_helpers(
+    files: &[PathBuf],
+    results: &[FirstPass],
+    unit: &[usize],
+    config: &Config,
+    threads: usize,
+    errors: &mut Vec<FileError>,
+    read: &(dyn Fn(&PathBuf) -> Result<String, String> + Sync),
+    tally: Option<&Tally>,
+) -> CrateHelpers {
+    let asked: std::collections::BTreeSet<String> = unit
+        .iter()
+        .filter(|&&i| results[i].report.has_sites)
+        .flat_map(|&i| results[i].report.foreign.iter().cloned())
+        .collect();
+    if asked.is_empty() {
+        return CrateHelpers::default();
+    }
+    let answers = parallel(unit.len(), threads, errors, |m| {
+        let path = &files[unit[m]];
+        let parsed_before = parse::parses_here();
+        let answer = read(path).ok().and_then(|text| {
+            if !lint::defines_any(&text, &asked) {
+                return None;
+            }
+            let src = SourceFile::new(walk::display(path), text).with_real_path(path.clone());
+            lint::helpers_of(&src, config, &asked).ok()
+        });
+        let parses = parse::parses_here() - parsed_before;
+        Tally::add(tally, Pass::Helpers, path, 1, parses);
+        answer
+    });
+    CrateHelpers::join(answers.into_iter().flatten())
 }
 
 /// `files` in order, cut into runs of at most `budget` bytes (`len` of each); a file over it
@@ -695,14 +752,15 @@ fn pieces(files: &[usize], len: impl Fn(usize) -> usize, budget: usize) -> Vec<V
     out
 }
 
-/// Join one unit, or one piece of one, with the unit's `known` wrappers: summaries, index,
-/// crate findings. Returns what it held at once: (summaries, bytes of text).
+/// Join one unit, or one piece of one, with the unit's `known` wrappers and `helpers`:
+/// summaries, index, crate findings. Returns what it held at once: (summaries, bytes of text).
 #[allow(clippy::too_many_arguments)]
 fn join_piece(
     files: &[PathBuf],
     results: &mut [FirstPass],
     crate_files: &[usize],
     known: &[Wrapper],
+    helpers: &CrateHelpers,
     config: &Config,
     threads: usize,
     errors: &mut Vec<FileError>,
@@ -710,6 +768,11 @@ fn join_piece(
     tally: Option<&Tally>,
 ) -> (usize, usize) {
     let hashes: Vec<Option<u64>> = crate_files.iter().map(|&i| results[i].hash).collect();
+    // Files whose loops asked about a helper another file answers for.
+    let answered: Vec<bool> = crate_files
+        .iter()
+        .map(|&i| helpers.answers_any(results[i].report.foreign.iter()))
+        .collect();
     let relinted: Mutex<Vec<(usize, SourceFile, FileReport)>> = Mutex::new(Vec::new());
     let summaries: Vec<Summary> = parallel(crate_files.len(), threads, errors, |m| {
         let path = &files[crate_files[m]];
@@ -719,8 +782,8 @@ fn join_piece(
         let summary = match (text, hashes[m]) {
             (Ok(text), Some(hash)) if text_hash(&text) == hash => {
                 let src = SourceFile::new(walk::display(path), text).with_real_path(path.clone());
-                if known.iter().any(|w| src.text.contains(w.name.as_str())) {
-                    match lint::relint_with_wrappers(&src, config, known) {
+                if answered[m] || known.iter().any(|w| src.text.contains(w.name.as_str())) {
+                    match lint::relint_with_crate(&src, config, known, helpers) {
                         Ok((report, summary)) => {
                             relinted
                                 .lock()

@@ -13,6 +13,7 @@
 //! at all: parsing whole files just there is what keeps a run below the cost of parsing every
 //! file.
 
+use std::collections::BTreeSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::analysis;
@@ -20,6 +21,7 @@ use crate::analysis::clients::{self, ClientSummary};
 use crate::analysis::index::CrateIndex;
 use crate::analysis::test_code;
 use crate::analysis::wrappers::Wrapper;
+use crate::analysis::CrateHelpers;
 use crate::base::apis::Apis;
 use crate::base::diagnostic::{Diagnostic, FileError};
 use crate::base::source::{SourceFile, Span};
@@ -155,16 +157,27 @@ pub struct FileReport {
     /// The retry wrappers the file defines, with their module set ([`analysis::wrappers`]): the
     /// driver lints the crate's files that call one again with them known.
     pub wrappers: Vec<Wrapper>,
+    /// Helpers the file's retry loops ask about that the file does not define
+    /// ([`analysis::Facts::foreign_callees`]): the driver finds what the crate's files that
+    /// define them answer, and lints the file again with it when that is anything.
+    pub foreign: Vec<String>,
 }
 
 impl FileReport {
     /// The report of a file that was parsed and analysed into `facts`.
     fn analysed(
+        src: &SourceFile,
         diagnostics: Vec<Diagnostic>,
         facts: &analysis::Facts,
         test_code: Vec<Span>,
         wrappers: Vec<Wrapper>,
     ) -> Self {
+        // A name the whole text defines is the file's own, whatever a masked parse saw; a
+        // name every library has says nothing about which helper is meant.
+        let foreign = (facts.foreign_callees.iter())
+            .filter(|n| !analysis::index::too_common_name(n) && !defines(&src.text, n))
+            .cloned()
+            .collect();
         FileReport {
             diagnostics,
             error: None,
@@ -172,6 +185,7 @@ impl FileReport {
             has_sites: !facts.sites.is_empty(),
             test_code,
             wrappers,
+            foreign,
         }
     }
 }
@@ -368,7 +382,7 @@ fn lint_parsed(src: &SourceFile, config: &Config, pass: Pass) -> FileReport {
                 }
             }
         }
-        facts = analysis::analyze_with(&ast, src, &config.apis, &wrappers);
+        facts = analysis::analyze_with(&ast, src, &config.apis, &wrappers, CrateHelpers::NONE);
     }
     let cx = Context {
         src,
@@ -391,7 +405,7 @@ fn lint_parsed(src: &SourceFile, config: &Config, pass: Pass) -> FileReport {
     if pass == Pass::Alone {
         finish(src, config, &mut diagnostics, &tests);
     }
-    FileReport::analysed(diagnostics, &facts, tests, wrappers)
+    FileReport::analysed(src, diagnostics, &facts, tests, wrappers)
 }
 
 fn ident_char(c: char) -> bool {
@@ -437,12 +451,14 @@ fn placed(src: &SourceFile, mut wrappers: Vec<Wrapper>) -> Vec<Wrapper> {
 }
 
 /// A file of a crate whose retry wrappers (`known`, from every file's pass one) it may call,
-/// linted again whole with them known: its per-file findings (as [`lint_per_file`]'s, which
-/// they replace) and its crate-index summary (as [`summarize_whole`]'s), from one parse.
-pub fn relint_with_wrappers(
+/// or whose loops ask about helpers other files of the crate define (`helpers`), linted again
+/// whole with them known: its per-file findings (as [`lint_per_file`]'s, which they replace)
+/// and its crate-index summary (as [`summarize_whole`]'s), from one parse.
+pub fn relint_with_crate(
     src: &SourceFile,
     config: &Config,
     known: &[Wrapper],
+    helpers: &CrateHelpers,
 ) -> Result<(FileReport, Option<ClientSummary>), FileError> {
     if is_test_file(src, config) {
         return Ok((FileReport::default(), None));
@@ -450,7 +466,7 @@ pub fn relint_with_wrappers(
     let result = catch_unwind(AssertUnwindSafe(|| {
         let mut ast = parse::parse_text(src, &src.text)?;
         let tests = strip_tests(&mut ast, src, config);
-        let mut facts = analysis::analyze_with(&ast, src, &config.apis, known);
+        let mut facts = analysis::analyze_with(&ast, src, &config.apis, known, helpers);
         let wrappers = placed(src, std::mem::take(&mut facts.wrappers));
         let cx = Context {
             src,
@@ -466,11 +482,36 @@ pub fn relint_with_wrappers(
         } else {
             None
         };
-        let report = FileReport::analysed(diagnostics, &facts, tests, wrappers);
+        let report = FileReport::analysed(src, diagnostics, &facts, tests, wrappers);
         Ok((report, summary))
     }));
     proc_macro2::extra::invalidate_current_thread_spans();
     result.unwrap_or_else(|panic| Err(internal_error(src, &*panic)))
+}
+
+/// What the helpers named `names` that `src` defines answer ([`CrateHelpers`]), from its
+/// whole syntax tree (test code left out, as everywhere).
+pub fn helpers_of(
+    src: &SourceFile,
+    config: &Config,
+    names: &BTreeSet<String>,
+) -> Result<CrateHelpers, FileError> {
+    if is_test_file(src, config) {
+        return Ok(CrateHelpers::default());
+    }
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        let mut ast = parse::parse_text(src, &src.text)?;
+        strip_tests(&mut ast, src, config);
+        Ok(CrateHelpers::of_file(&ast, &config.apis, names))
+    }));
+    proc_macro2::extra::invalidate_current_thread_spans();
+    result.unwrap_or_else(|panic| Err(internal_error(src, &*panic)))
+}
+
+/// Does `text` hold `fn name` for one of `names`?
+#[must_use]
+pub fn defines_any(text: &str, names: &BTreeSet<String>) -> bool {
+    names.iter().any(|n| defines(text, n))
 }
 
 /// Is the whole file test code that this run leaves alone (`lint-tests` off)?

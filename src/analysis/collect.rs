@@ -14,6 +14,7 @@ use syn::{Expr, Pat};
 use super::imports::path_segments;
 use super::macros::{known_macro_exprs, Role};
 use super::optional_cap::{self as opt, OptLocal};
+use super::rounds::CrateHelpers;
 use super::strategy::{self, Reading};
 use super::words::{ident_words_of, words_of};
 use super::wrappers::{self, Wrapper};
@@ -124,16 +125,23 @@ const BLOCKING_SPAWNERS: &[&str] = &["spawn_blocking", "block_in_place"];
 /// Macros that leave the enclosing function.
 pub(super) const EXIT_MACROS: &[&str] = &["bail", "panic", "unreachable", "todo", "unimplemented"];
 
-pub(super) fn run(file: &syn::File, src: &SourceFile, apis: &Apis, known: &[Wrapper]) -> Facts {
+pub(super) fn run(
+    file: &syn::File,
+    src: &SourceFile,
+    apis: &Apis,
+    known: &[Wrapper],
+    helpers: &CrateHelpers,
+) -> Facts {
     let imports = Imports::collect(file);
     let cancel_fields = struct_cancel_fields(file, apis, src);
-    let checkers = super::rounds::bound_checkers(file, apis);
+    let checkers = super::rounds::bound_checkers(file, apis, helpers);
     let (bound_checkers, defined_fns, clock_checkers, optional_checkers) = (
         checkers.bounds,
         checkers.defined,
         checkers.clock,
         checkers.optional,
     );
+    let decision_calls = checkers.called;
     let mut c = Collector {
         src,
         apis,
@@ -148,6 +156,7 @@ pub(super) fn run(file: &syn::File, src: &SourceFile, apis: &Apis, known: &[Wrap
         cancel_fields,
         bound_checkers,
         defined_fns,
+        gate_helpers: BTreeSet::new(),
         clock_checkers,
         optional_checkers,
         instant_params: HashMap::new(),
@@ -167,6 +176,20 @@ pub(super) fn run(file: &syn::File, src: &SourceFile, apis: &Apis, known: &[Wrap
         local_inits: Vec::new(),
     };
     c.visit_file(file);
+    // What the file's helpers that a retry loop asks decide by, and the file does not define:
+    // the crate may answer (`give_up_or_wait` of this file asks `opts.allow_retry(n)` of
+    // another). Only a file with a site asks.
+    if !c.facts.sites.is_empty() {
+        let helpers: Vec<String> = (c.facts.foreign_callees.iter())
+            .chain(&c.gate_helpers)
+            .cloned()
+            .collect();
+        for h in helpers {
+            let asks = decision_calls.get(&h).into_iter().flatten();
+            let foreign = asks.filter(|n| !c.defined_fns.contains(*n));
+            c.facts.foreign_callees.extend(foreign.cloned());
+        }
+    }
     bounded_by_name(&mut c.facts, &c.bounded_locals, &c.local_inits);
     outer_bound(&mut c.facts, &c.private_fns, &c.calls);
     let mut facts = c.facts;
@@ -201,6 +224,8 @@ struct Collector<'a> {
     clock_checkers: BTreeSet<String>,
     /// Every function name the parsed text defines.
     defined_fns: BTreeSet<String>,
+    /// The file's functions a retry loop asks whether to go on ([`Facts::foreign_callees`]).
+    gate_helpers: BTreeSet<String>,
     /// The file's functions whose "may I retry?" is a cap `None` switches off, with the option
     /// ([`rounds::Checkers::optional`]).
     optional_checkers: std::collections::BTreeMap<String, String>,
@@ -832,6 +857,17 @@ impl Collector<'_> {
         );
         let hidden = flow.asked.iter().filter(|n| !self.defined_fns.contains(*n));
         self.facts.hidden_callees.extend(hidden.cloned());
+        // Another file's answer can bound a way round no gate stands on, or make a gate by
+        // name an optional cap: those are the names the crate is asked about. A gate the file
+        // defines is asked in turn what it decides by.
+        let asked = flow.asked.iter().filter(|_| flow.ungated.is_some());
+        for n in flow.worded.iter().chain(asked) {
+            if self.defined_fns.contains(n) {
+                self.gate_helpers.insert(n.clone());
+            } else {
+                self.facts.foreign_callees.insert(n.clone());
+            }
+        }
         if flow.only_after_success {
             // No failure goes round: every way back to the top follows a success (a heartbeat
             // that pings again after a pong and stops on the first error). What RULES.md calls

@@ -65,6 +65,45 @@ const TOO_COMMON: &[&str] = &[
     "hash",
 ];
 
+/// Queries of the standard `Option`, `Result`, `Duration` and smart-pointer types: a crate
+/// helper named like one is rare, a call of one is everywhere.
+const STD_QUERIES: &[&str] = &[
+    "is_some",
+    "is_none",
+    "is_ok",
+    "is_err",
+    "is_some_and",
+    "is_none_or",
+    "is_ok_and",
+    "is_err_and",
+    "as_mut",
+    "as_deref",
+    "get",
+    "get_mut",
+    "contains",
+    "contains_key",
+    "from_secs",
+    "from_millis",
+    "from_secs_f64",
+    "as_secs",
+    "as_millis",
+    "collect",
+    "into_iter",
+    "pin",
+    "poll",
+    "load",
+    "store",
+];
+
+/// A plain name (`send`, `new`, `is_some`) so common that a call of it says nothing about
+/// which of the crate's functions is meant; or a constructor (`Some`, `Err`), which is none.
+#[must_use]
+pub fn too_common_name(name: &str) -> bool {
+    TOO_COMMON.contains(&name)
+        || STD_QUERIES.contains(&name)
+        || name.starts_with(|c: char| c.is_ascii_uppercase())
+}
+
 /// A function name too common to link through (`f:Client::new` still links: its type is known).
 fn too_common(n: &str) -> bool {
     n.strip_prefix("f:?::")

@@ -37,6 +37,7 @@ use std::collections::BTreeSet;
 use crate::base::apis::Apis;
 use crate::base::source::{SourceFile, Span};
 pub use imports::Imports;
+pub use rounds::CrateHelpers;
 
 /// Everything the rules may ask about one file.
 #[derive(Debug, Default)]
@@ -72,6 +73,12 @@ pub struct Facts {
     /// with a retry site whose callers, all seen bounded or none seen, decide whether the site
     /// is under their deadline. Parsed whole when the whole file mentions one more often.
     pub hidden_callers: BTreeSet<String>,
+    /// Names a retry loop of the file asks whether to go on (a `?` on one, a test of its
+    /// answer), or a give-up helper of the file decides by, that the file does not define:
+    /// another file of the crate may define a checker or an optional cap of that name, which
+    /// the driver's crate join ([`CrateHelpers`]) then tells the file about. Only a file with
+    /// a retry site asks.
+    pub foreign_callees: BTreeSet<String>,
 }
 
 /// A supervisor `loop` (it never leaves on success: it serves, then reconnects) with failure
@@ -556,18 +563,20 @@ pub(crate) fn visit_bounded<'ast, V: syn::visit::Visit<'ast>>(
 /// Compute the facts of one parsed file.
 #[must_use]
 pub fn analyze(file: &syn::File, src: &SourceFile, apis: &Apis) -> Facts {
-    analyze_with(file, src, apis, &[])
+    analyze_with(file, src, apis, &[], CrateHelpers::NONE)
 }
 
-/// [`analyze`], with the crate's retry wrappers known ([`wrappers`]): their calls are sites.
+/// [`analyze`], with the crate's retry wrappers known ([`wrappers`]): their calls are sites;
+/// and what the crate's other files answer for the helpers the file calls ([`CrateHelpers`]).
 #[must_use]
 pub fn analyze_with(
     file: &syn::File,
     src: &SourceFile,
     apis: &Apis,
     known: &[wrappers::Wrapper],
+    helpers: &CrateHelpers,
 ) -> Facts {
-    let mut facts = sites_with(file, src, apis, known);
+    let mut facts = collect::run(file, src, apis, known, helpers);
     facts.requests = requests::run(file, src, apis, &facts);
     for w in &mut facts.wrappers {
         w.refusals_only = w
@@ -606,7 +615,7 @@ pub fn sites_with(
     apis: &Apis,
     known: &[wrappers::Wrapper],
 ) -> Facts {
-    collect::run(file, src, apis, known)
+    collect::run(file, src, apis, known, CrateHelpers::NONE)
 }
 
 /// Convert a proc-macro2 span into a byte range of `src`.

@@ -110,6 +110,7 @@ pub(super) fn flow(
         gated_macros: BTreeSet::new(),
         checkers,
         asked: std::cell::RefCell::default(),
+        worded: std::cell::RefCell::default(),
         apis,
     };
     gates.gated_macros = gated_macros(body, &gates);
@@ -137,6 +138,7 @@ pub(super) fn flow(
         }),
         only_after_success: w.rounds.reach() && !w.rounds.maybe_failed(),
         asked: gates.asked.take(),
+        worded: gates.worded.take(),
     }
 }
 
@@ -151,6 +153,8 @@ pub(super) struct Flow {
     pub only_after_success: bool,
     /// The calls asked whether they are a gate that no word made one (`Gates::asked`).
     pub asked: BTreeSet<String>,
+    /// The calls that are gates by their name (`Gates::worded`).
+    pub worded: BTreeSet<String>,
 }
 
 /// A way round that no gate stands on.
@@ -175,6 +179,9 @@ struct Gates<'a> {
     /// Calls asked about that no word makes a gate: one of the file's that the parsed text
     /// does not hold may be a checker ([`super::Facts::hidden_callees`]).
     asked: std::cell::RefCell<BTreeSet<String>>,
+    /// Calls that are gates by their name: one defined in another file of the crate may be
+    /// an optional cap there ([`super::Facts::foreign_callees`]).
+    worded: std::cell::RefCell<BTreeSet<String>>,
     apis: &'a Apis,
 }
 
@@ -237,77 +244,55 @@ impl Gates<'_> {
 /// The file's functions and methods that decide on a bound and can give up: they return a
 /// `Result` or an `Option` and their body compares a count, a maximum, a deadline or a budget
 /// (`Some(max) if reconnects < max => ..`), tests one counted down to zero
-/// (`if self.rounds_remaining == 0 { return Err(Exhausted) }`), or asks a strategy. A `?` on a call of one, or a
-/// test of its answer, in a retry loop is the loop's gate, as `should_retry(n)` is: nats'
-/// `let servers = self.get_servers()?` fails once every server has used its reconnects. The
-/// same names elsewhere in the crate are not followed: a helper in another file is no gate.
-/// Also returns every function name the file defines.
-pub(super) fn bound_checkers(file: &syn::File, apis: &Apis) -> Checkers {
-    struct V<'a> {
-        apis: &'a Apis,
-        out: Checkers,
-    }
-    impl V<'_> {
-        fn function(&mut self, sig: &syn::Signature, body: &Block) {
-            self.out.defined.insert(sig.ident.to_string());
-            // The whole answer is the disjunction: its tail expression, or a `return` of it.
-            let tail = match body.stmts.as_slice() {
-                [syn::Stmt::Expr(Expr::Return(r), _)] => r.expr.as_deref(),
-                [syn::Stmt::Expr(e, None)] => Some(e),
-                _ => None,
-            };
-            let none = std::collections::HashMap::new();
-            if let Some(o) = tail.and_then(|t| super::optional_cap::escaping_disjunction(t, &none))
-            {
-                self.out.optional.insert(sig.ident.to_string(), o);
-            }
-            let mut clock = ClockCmp(false);
-            clock.visit_block(body);
-            if clock.0 {
-                self.out.clock.insert(sig.ident.to_string());
-            }
-            let gives_up = match &sig.output {
-                syn::ReturnType::Type(_, ty) => match &**ty {
-                    syn::Type::Path(p) => p.path.segments.last().is_some_and(|s| {
-                        let name = s.ident.to_string();
-                        name == "Option" || name.ends_with("Result")
-                    }),
-                    _ => false,
-                },
-                syn::ReturnType::Default => false,
-            };
-            if gives_up {
-                let mut scan = Decides {
-                    apis: self.apis,
-                    found: false,
-                };
-                scan.visit_block(body);
-                if scan.found {
-                    self.out.bounds.insert(sig.ident.to_string());
-                }
-            }
-        }
-    }
-    impl<'ast> Visit<'ast> for V<'_> {
+/// (`if self.rounds_remaining == 0 { return Err(Exhausted) }`), asks a strategy, or calls
+/// another such function. A `?` on a call of one, or a test of its answer, in a retry loop is
+/// the loop's gate, as `should_retry(n)` is: nats' `let servers = self.get_servers()?` fails
+/// once every server has used its reconnects.
+///
+/// `known` holds what the crate's other files answer for the names this file calls and does
+/// not define (the driver's crate join, [`CrateHelpers`]); a name the file defines is its own.
+/// A helper whose every decision is a call of an optional-cap helper (`if
+/// !opts.allow_retry(n) { return Err(e) }`) inherits its escape: it is a cap `None` switches
+/// off too. Helpers calling helpers are followed a few calls deep. Also returns every function
+/// name the file defines, and every name a decision calls that it does not.
+pub(super) fn bound_checkers(file: &syn::File, apis: &Apis, known: &CrateHelpers) -> Checkers {
+    /// Every function body of the file (nested ones too), before any is judged: a helper may
+    /// call one defined below it.
+    #[derive(Default)]
+    struct Fns<'ast>(Vec<(&'ast syn::Signature, &'ast Block)>);
+    impl<'ast> Visit<'ast> for Fns<'ast> {
         fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
-            self.function(&f.sig, &f.block);
+            self.0.push((&f.sig, &f.block));
+            visit::visit_item_fn(self, f);
         }
         fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
-            self.function(&f.sig, &f.block);
+            self.0.push((&f.sig, &f.block));
+            visit::visit_impl_item_fn(self, f);
         }
         fn visit_trait_item_fn(&mut self, f: &'ast syn::TraitItemFn) {
             if let Some(b) = &f.default {
-                self.function(&f.sig, b);
+                self.0.push((&f.sig, b));
             }
+            visit::visit_trait_item_fn(self, f);
         }
     }
     /// A decision against a maximum, a deadline or a budget, outside any loop of the helper:
     /// an `if` condition or a match guard comparing with one (`Some(max) if reconnects < max`,
-    /// often inside a closure), or a strategy asked whether to go on. A comparison that only reads data
-    /// (`(m.delivery_attempt > 0).then_some(..)`) decides nothing.
+    /// often inside a closure), a strategy asked whether to go on, or a call of a checker. A
+    /// comparison that only reads data (`(m.delivery_attempt > 0).then_some(..)`) decides
+    /// nothing.
     struct Decides<'a> {
         apis: &'a Apis,
-        found: bool,
+        out: &'a Checkers,
+        /// A decision that is not an optional-cap helper's.
+        other: bool,
+        /// The option of an optional-cap helper a decision calls.
+        optional: Option<String>,
+        /// Inside a condition or a guard.
+        deciding: usize,
+        /// The names called where they decide (a condition, a guard, a `?`), for the crate
+        /// join ([`Checkers::called`]).
+        asks: BTreeSet<String>,
     }
     impl Decides<'_> {
         fn condition(&mut self, cond: &Expr) {
@@ -331,7 +316,20 @@ pub(super) fn bound_checkers(file: &syn::File, apis: &Apis) -> Checkers {
             }
             let mut c = Cmp(&self.apis.retry.limit_words, false);
             c.visit_expr(cond);
-            self.found |= c.1;
+            self.other |= c.1;
+        }
+
+        fn call(&mut self, name: String) {
+            if let Some(option) = self.out.optional.get(&name) {
+                self.optional.get_or_insert_with(|| option.clone());
+            } else if self.out.bounds.contains(&name)
+                || self.apis.retry.bounding_methods.contains(&name)
+            {
+                self.other = true;
+            }
+            if self.deciding > 0 {
+                self.asks.insert(name);
+            }
         }
     }
     impl<'ast> Visit<'ast> for Decides<'_> {
@@ -340,20 +338,48 @@ pub(super) fn bound_checkers(file: &syn::File, apis: &Apis) -> Checkers {
         fn visit_expr_loop(&mut self, _: &'ast syn::ExprLoop) {}
         fn visit_expr_while(&mut self, _: &'ast syn::ExprWhile) {}
         fn visit_expr_for_loop(&mut self, _: &'ast syn::ExprForLoop) {}
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
         fn visit_expr_if(&mut self, e: &'ast syn::ExprIf) {
             self.condition(&e.cond);
-            visit::visit_expr_if(self, e);
+            self.deciding += 1;
+            self.visit_expr(&e.cond);
+            self.deciding -= 1;
+            self.visit_block(&e.then_branch);
+            if let Some((_, other)) = &e.else_branch {
+                self.visit_expr(other);
+            }
         }
         fn visit_arm(&mut self, a: &'ast syn::Arm) {
+            self.visit_pat(&a.pat);
             if let Some((_, g)) = &a.guard {
                 self.condition(g);
+                self.deciding += 1;
+                self.visit_expr(g);
+                self.deciding -= 1;
             }
-            visit::visit_arm(self, a);
+            self.visit_expr(&a.body);
+        }
+        fn visit_expr_try(&mut self, t: &'ast syn::ExprTry) {
+            // `self.checked()?` gives up when the call does: its name is a decision's.
+            if let Some(name) = outer_call(&t.expr) {
+                self.asks.insert(name);
+            }
+            visit::visit_expr_try(self, t);
         }
         fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
-            let name = m.method.to_string();
-            self.found |= self.apis.retry.bounding_methods.contains(&name);
+            self.call(m.method.to_string());
             visit::visit_expr_method_call(self, m);
+        }
+        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+            // Only a name that means a function of the crate: `check(..)`, `Self::check(..)`.
+            if let Expr::Path(p) = &*c.func {
+                let segs = &p.path.segments;
+                let own = segs.len() == 1 || segs.len() == 2 && segs[0].ident == "Self";
+                if let (None, true, Some(last)) = (&p.qself, own, segs.last()) {
+                    self.call(last.ident.to_string());
+                }
+            }
+            visit::visit_expr_call(self, c);
         }
     }
     /// An ordering comparison that reads the clock or a deadline (`start.elapsed() >= budget`,
@@ -377,16 +403,184 @@ pub(super) fn bound_checkers(file: &syn::File, apis: &Apis) -> Checkers {
             visit::visit_expr_binary(self, b);
         }
     }
-    let mut v = V {
-        apis,
-        out: Checkers::default(),
+    let gives_up = |sig: &syn::Signature| match &sig.output {
+        syn::ReturnType::Type(_, ty) => match &**ty {
+            syn::Type::Path(p) => p.path.segments.last().is_some_and(|s| {
+                let name = s.ident.to_string();
+                name == "Option" || name.ends_with("Result")
+            }),
+            _ => false,
+        },
+        syn::ReturnType::Default => false,
     };
-    v.visit_file(file);
-    v.out
+    let mut fns = Fns::default();
+    fns.visit_file(file);
+    let mut out = Checkers::default();
+    for (sig, body) in &fns.0 {
+        let name = sig.ident.to_string();
+        // The whole answer is the disjunction: its tail expression, or a `return` of it.
+        let tail = match body.stmts.as_slice() {
+            [syn::Stmt::Expr(Expr::Return(r), _)] => r.expr.as_deref(),
+            [syn::Stmt::Expr(e, None)] => Some(e),
+            _ => None,
+        };
+        let none = std::collections::HashMap::new();
+        if let Some(o) = tail.and_then(|t| super::optional_cap::escaping_disjunction(t, &none)) {
+            out.optional.insert(name.clone(), o);
+        }
+        let mut clock = ClockCmp(false);
+        clock.visit_block(body);
+        if clock.0 {
+            out.clock.insert(name.clone());
+        }
+        out.defined.insert(name);
+    }
+    // The crate's answers for names this file does not define.
+    let foreign = |n: &String| !out.defined.contains(n);
+    let bounds: Vec<String> = known
+        .0
+        .bounds
+        .iter()
+        .filter(|n| foreign(n))
+        .cloned()
+        .collect();
+    let clock: Vec<String> = known
+        .0
+        .clock
+        .iter()
+        .filter(|n| foreign(n))
+        .cloned()
+        .collect();
+    let optional: Vec<(String, String)> = (known.0.optional.iter())
+        .filter(|(n, _)| foreign(n))
+        .map(|(n, o)| (n.clone(), o.clone()))
+        .collect();
+    out.bounds.extend(bounds);
+    out.clock.extend(clock);
+    out.optional.extend(optional);
+    // A helper's answer may rest on another's: a few rounds reach a fixed point in practice.
+    for _ in 0..4 {
+        let mut found = Vec::new();
+        let mut called = std::collections::BTreeMap::new();
+        for (sig, body) in fns.0.iter().filter(|(sig, _)| gives_up(sig)) {
+            let mut scan = Decides {
+                apis,
+                out: &out,
+                other: false,
+                optional: None,
+                deciding: 0,
+                asks: BTreeSet::new(),
+            };
+            scan.visit_block(body);
+            let name = sig.ident.to_string();
+            called
+                .entry(name.clone())
+                .or_insert_with(BTreeSet::new)
+                .append(&mut scan.asks);
+            if scan.other || scan.optional.is_some() {
+                found.push((name, scan.optional.filter(|_| !scan.other)));
+            }
+        }
+        let before = (out.bounds.len(), out.optional.len());
+        for (name, optional) in found {
+            if let Some(o) = optional {
+                out.optional.entry(name.clone()).or_insert(o);
+            }
+            out.bounds.insert(name);
+        }
+        out.called = called;
+        if (out.bounds.len(), out.optional.len()) == before {
+            break;
+        }
+    }
+    out
 }
 
+/// What other files of the crate answer for the helpers a file calls ([`bound_checkers`]), by
+/// name: the driver joins it from the files that define the names a file's retry loops ask
+/// about ([`super::Facts::foreign_callees`]). A name two files answer differently is left out.
+#[derive(Debug, Default, Clone)]
+pub struct CrateHelpers(pub(super) Checkers);
+
+impl CrateHelpers {
+    /// Nothing known: a file on its own.
+    pub const NONE: &'static CrateHelpers = &CrateHelpers(Checkers {
+        bounds: BTreeSet::new(),
+        defined: BTreeSet::new(),
+        clock: BTreeSet::new(),
+        optional: std::collections::BTreeMap::new(),
+        called: std::collections::BTreeMap::new(),
+    });
+
+    /// Does it answer anything for one of `names`?
+    #[must_use]
+    pub fn answers_any<'n>(&self, mut names: impl Iterator<Item = &'n String>) -> bool {
+        names.any(|n| {
+            self.0.bounds.contains(n) || self.0.clock.contains(n) || self.0.optional.contains_key(n)
+        })
+    }
+
+    /// The answers of one file for `names` it defines, from its whole syntax tree.
+    #[must_use]
+    pub fn of_file(file: &syn::File, apis: &Apis, names: &BTreeSet<String>) -> CrateHelpers {
+        let all = bound_checkers(file, apis, Self::NONE);
+        let pick = |set: &BTreeSet<String>| -> BTreeSet<String> {
+            set.iter().filter(|n| names.contains(*n)).cloned().collect()
+        };
+        CrateHelpers(Checkers {
+            bounds: pick(&all.bounds),
+            defined: pick(&all.defined),
+            clock: pick(&all.clock),
+            optional: (all.optional.into_iter())
+                .filter(|(n, _)| names.contains(n))
+                .collect(),
+            called: std::collections::BTreeMap::new(),
+        })
+    }
+
+    /// The crate's answers, from each file's ([`Self::of_file`]): a name defined in two files
+    /// whose answers differ says nothing.
+    #[must_use]
+    pub fn join(files: impl IntoIterator<Item = CrateHelpers>) -> CrateHelpers {
+        let mut seen: std::collections::BTreeMap<String, Option<(bool, bool, Option<String>)>> =
+            std::collections::BTreeMap::new();
+        for f in files {
+            let c = f.0;
+            for name in &c.defined {
+                let answer = (
+                    c.bounds.contains(name),
+                    c.clock.contains(name),
+                    c.optional.get(name).cloned(),
+                );
+                seen.entry(name.clone())
+                    .and_modify(|a| {
+                        if a.as_ref() != Some(&answer) {
+                            *a = None;
+                        }
+                    })
+                    .or_insert(Some(answer));
+            }
+        }
+        let mut out = Checkers::default();
+        for (name, answer) in seen {
+            let Some((bound, clock, optional)) = answer else {
+                continue;
+            };
+            if bound {
+                out.bounds.insert(name.clone());
+            }
+            if clock {
+                out.clock.insert(name.clone());
+            }
+            if let Some(o) = optional {
+                out.optional.insert(name, o);
+            }
+        }
+        CrateHelpers(out)
+    }
+}
 /// What the file's own functions decide, by name ([`bound_checkers`]).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct Checkers {
     /// Functions that decide on a bound and can give up: a loop's gate when it calls one.
     pub bounds: BTreeSet<String>,
@@ -401,6 +595,33 @@ pub(super) struct Checkers {
     /// self.max_retries.unwrap() }`), with the option's name: a loop gated on one is capped
     /// only when the option is set.
     pub optional: std::collections::BTreeMap<String, String>,
+    /// Per give-up helper of the file, the names its decisions call (in a condition, a guard,
+    /// a `?`): what a file asks the crate about, when a retry loop asks the helper.
+    pub called: std::collections::BTreeMap<String, BTreeSet<String>>,
+}
+
+/// The name of the call `e` ends in, past `.await` and parentheses (`self.client.checked().await`
+/// -> `checked`), when it can be a function of the crate (a method, or a path of one segment
+/// or `Self::`); constructors (`Ok(..)`, `Some(..)`) are not.
+fn outer_call(mut e: &Expr) -> Option<String> {
+    loop {
+        match e {
+            Expr::Await(a) => e = &a.base,
+            Expr::Paren(p) => e = &p.expr,
+            Expr::MethodCall(m) => return Some(m.method.to_string()),
+            Expr::Call(c) => {
+                let Expr::Path(p) = &*c.func else {
+                    return None;
+                };
+                let segs = &p.path.segments;
+                let own = segs.len() == 1 || segs.len() == 2 && segs[0].ident == "Self";
+                let name = segs.last()?.ident.to_string();
+                let lower = name.starts_with(|c: char| c.is_ascii_lowercase() || c == '_');
+                return (p.qself.is_none() && own && lower).then_some(name);
+            }
+            _ => return None,
+        }
+    }
 }
 
 fn strip(mut e: &Expr) -> &Expr {
@@ -545,16 +766,18 @@ impl<'ast> Visit<'ast> for GateScan<'_, '_> {
 impl GateScan<'_, '_> {
     fn call<'e>(&self, name: &str, args: impl Iterator<Item = &'e Expr>) -> bool {
         let apis = self.gates.apis;
-        if apis.retry.bounding_methods.iter().any(|m| m == name)
-            || apis.cancellation.checks.iter().any(|m| m == name)
-        {
+        if apis.cancellation.checks.iter().any(|m| m == name) {
             return true;
         }
         let mut w = BTreeSet::new();
         split_ident(name, &mut w);
-        if w.iter().any(|w| GATE_CALL_WORDS.contains(&w.as_str()))
+        if apis.retry.bounding_methods.iter().any(|m| m == name)
+            || w.iter().any(|w| GATE_CALL_WORDS.contains(&w.as_str()))
             || self.gates.checkers.contains(name)
         {
+            // A gate by its name, or by the file's own answer: another file's answer may
+            // still be an optional cap.
+            self.gates.worded.borrow_mut().insert(name.to_string());
             return true;
         }
         self.gates.asked.borrow_mut().insert(name.to_string());

@@ -12,6 +12,7 @@ mod editions;
 mod emit;
 mod fixes;
 mod fixtures;
+mod helpers;
 mod independence;
 mod layering;
 mod precedence;

@@ -227,3 +227,40 @@ pub fn thread_cpu_time() -> Option<std::time::Duration> {
         .ok()
         .map(|t| t.as_duration())
 }
+
+/// Write `text` to `rel` under `dir`, making its directories.
+pub fn write_file(dir: &Path, rel: &str, text: &str) {
+    let p = dir.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+/// `(file name, line, rule)` of every finding of a directory run over `dir` with the default
+/// rules, crate join included.
+pub fn default_findings(dir: &Path) -> Vec<(String, usize, String)> {
+    let defaults = rules::ALL
+        .iter()
+        .copied()
+        .filter(|r| r.default_enabled)
+        .collect();
+    let config = Config::new(defaults, Apis::builtin());
+    let report = timeoutlint::driver::lint_paths(&[PathBuf::from(dir)], &[], &config, 2);
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    let mut out: Vec<(String, usize, String)> = report
+        .findings()
+        .map(|(f, d)| {
+            let name = Path::new(&f.path)
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            (
+                name,
+                f.position(d.primary.start).line,
+                d.rule.name.to_string(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}

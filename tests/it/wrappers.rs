@@ -3,46 +3,7 @@
 //! across functions), and the rules about what is repeated judge those calls while the rules
 //! about how it is repeated judge the helper's loop once.
 
-use std::path::{Path, PathBuf};
-
-use timeoutlint::base::apis::Apis;
-use timeoutlint::lint::Config;
-use timeoutlint::rules;
-
-fn write(dir: &Path, rel: &str, text: &str) {
-    let p = dir.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
-
-/// `(file name, line, rule)` of every finding of a directory run over `dir`.
-fn findings(dir: &Path) -> Vec<(String, usize, String)> {
-    let defaults = rules::ALL
-        .iter()
-        .copied()
-        .filter(|r| r.default_enabled)
-        .collect();
-    let config = Config::new(defaults, Apis::builtin());
-    let report = timeoutlint::driver::lint_paths(&[PathBuf::from(dir)], &[], &config, 2);
-    assert!(report.errors.is_empty(), "{:?}", report.errors);
-    let mut out: Vec<(String, usize, String)> = report
-        .findings()
-        .map(|(f, d)| {
-            let name = Path::new(&f.path)
-                .file_name()
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            (
-                name,
-                f.position(d.primary.start).line,
-                d.rule.name.to_string(),
-            )
-        })
-        .collect();
-    out.sort();
-    out
-}
+use crate::support::{default_findings as findings, write_file as write};
 
 const RETRY_RS: &str = r"use std::time::Duration;
 

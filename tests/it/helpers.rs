@@ -1,0 +1,159 @@
+//! The crate's own give-up helpers across files: a retry loop that asks a helper defined in
+//! another file whether to go on is bounded the way that helper decides (issue 19: function
+//! summaries across the crate). The driver's crate join finds what the defining file answers
+//! and lints the asking file again with it known.
+
+use crate::support::{default_findings as findings, write_file as write};
+
+const MANIFEST: &str = "[package]\nname = \"h\"\nversion = \"0.1.0\"\nedition = \"2021\"\n";
+
+/// A cap that `None` switches off (`max_retries: None` means "retry forever").
+const OPTIONS_RS: &str = r"use std::time::Duration;
+
+pub struct RetryOptions {
+    pub delay: Duration,
+    pub max_retries: Option<u32>,
+}
+
+impl RetryOptions {
+    pub fn allow_retry(&self, current: u32) -> bool {
+        self.max_retries.is_none() || current < self.max_retries.unwrap()
+    }
+}
+";
+
+/// The same helper with a number to fall back on: a cap either way.
+const FALLBACK_RS: &str = r"use std::time::Duration;
+
+pub struct RetryOptions {
+    pub delay: Duration,
+    pub max_retries: Option<u32>,
+}
+
+impl RetryOptions {
+    pub fn allow_retry(&self, current: u32) -> bool {
+        current < self.max_retries.unwrap_or(3)
+    }
+}
+";
+
+/// The loop gives up through a helper of its own file, which asks the options' helper.
+const SUBSCRIBE_RS: &str = r"use crate::options::RetryOptions;
+
+async fn give_up_or_wait(opts: &RetryOptions, current_retries: u32, err: Error) -> Result<(), Error> {
+    if !opts.allow_retry(current_retries) {
+        return Err(err);
+    }
+    tokio::time::sleep(opts.delay).await;
+    Ok(())
+}
+
+pub async fn subscribe(conn: &Conn, opts: &RetryOptions) -> Result<(), Error> {
+    let mut current_retries = 0u32;
+    loop {
+        match conn.subscribe().await {
+            Ok(_) => break,
+            Err(err) => give_up_or_wait(opts, current_retries, err).await?,
+        }
+        current_retries += 1;
+    }
+    Ok(())
+}
+";
+
+/// A loop of another file that gives up on a limit helper returning a `Result`, whose name no
+/// vocabulary knows (`self.checked()?`).
+const BUDGET_RS: &str = r"pub struct Budget {
+    pub used: u32,
+    pub max_reconnects: u32,
+}
+
+impl Budget {
+    pub fn checked(&mut self) -> Result<(), Exhausted> {
+        if self.used >= self.max_reconnects {
+            return Err(Exhausted);
+        }
+        self.used += 1;
+        Ok(())
+    }
+}
+";
+
+const RECONNECT_RS: &str = r#"use crate::budget::Budget;
+
+pub async fn reconnect(addr: &str, budget: &mut Budget) -> Result<Conn, Error> {
+    loop {
+        match Conn::open(addr).await {
+            Ok(c) => return Ok(c),
+            Err(e) => {
+                budget.checked()?;
+                tracing::warn!("connect failed: {e}; retrying");
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            }
+        }
+    }
+}
+"#;
+
+fn crate_with(dir: &std::path::Path, files: &[(&str, &str)]) {
+    write(dir, "Cargo.toml", MANIFEST);
+    let mods: Vec<String> = files
+        .iter()
+        .map(|(name, _)| format!("mod {name};"))
+        .collect();
+    write(dir, "src/lib.rs", &mods.join("\n"));
+    for (name, text) in files {
+        write(dir, &format!("src/{name}.rs"), text);
+    }
+}
+
+fn unbounded(file: &str, line: usize) -> (String, usize, String) {
+    (file.to_string(), line, "unbounded-retry".to_string())
+}
+
+#[test]
+fn an_optional_cap_defined_in_another_file_is_followed_through_a_helper() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    crate_with(dir, &[("options", OPTIONS_RS), ("subscribe", SUBSCRIBE_RS)]);
+    assert_eq!(findings(dir), vec![unbounded("subscribe.rs", 13)]);
+}
+
+#[test]
+fn a_helper_with_a_fallback_cap_in_another_file_bounds_the_loop() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    crate_with(
+        dir,
+        &[("options", FALLBACK_RS), ("subscribe", SUBSCRIBE_RS)],
+    );
+    assert_eq!(findings(dir), vec![]);
+}
+
+#[test]
+fn a_helper_two_files_define_differently_says_nothing() {
+    // Which `allow_retry` the loop calls is not known by name alone: neither answer is taken,
+    // and the name, a bound by its words, stays the loop's gate.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    crate_with(
+        dir,
+        &[
+            ("options", OPTIONS_RS),
+            ("legacy", FALLBACK_RS),
+            ("subscribe", SUBSCRIBE_RS),
+        ],
+    );
+    assert_eq!(findings(dir), vec![]);
+}
+
+#[test]
+fn a_limit_helper_in_another_file_is_the_loops_gate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    crate_with(dir, &[("budget", BUDGET_RS), ("reconnect", RECONNECT_RS)]);
+    assert_eq!(findings(dir), vec![]);
+    // Without the helper's file, nothing says `checked` can give up: the loop retries forever.
+    std::fs::remove_file(dir.join("src/budget.rs")).unwrap();
+    assert_eq!(findings(dir), vec![unbounded("reconnect.rs", 4)]);
+}
