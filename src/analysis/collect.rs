@@ -11,6 +11,7 @@ use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
 use syn::{Expr, Pat};
 
+use super::bodies::Bodies;
 use super::imports::path_segments;
 use super::macros::{known_macro_exprs, Role};
 use super::optional_cap::{self as opt, OptLocal};
@@ -127,6 +128,7 @@ pub(super) const EXIT_MACROS: &[&str] = &["bail", "panic", "unreachable", "todo"
 
 pub(super) fn run(
     file: &syn::File,
+    bodies: &Bodies<'_>,
     src: &SourceFile,
     apis: &Apis,
     known: &[Wrapper],
@@ -134,7 +136,7 @@ pub(super) fn run(
 ) -> Facts {
     let imports = Imports::collect(file);
     let cancel_fields = struct_cancel_fields(file, apis, src);
-    let checkers = super::rounds::bound_checkers(file, apis, helpers);
+    let checkers = super::rounds::bound_checkers(bodies, apis, helpers);
     let (bound_checkers, defined_fns, clock_checkers, optional_checkers) = (
         checkers.bounds,
         checkers.defined,

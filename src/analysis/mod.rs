@@ -18,6 +18,7 @@ pub mod macros;
 pub mod requests;
 pub mod words;
 
+mod bodies;
 mod collect;
 #[cfg(test)]
 mod harness;
@@ -56,6 +57,10 @@ pub struct Facts {
     pub server_waits: Vec<ServerWait>,
     /// Retry sites that retry every non-success status.
     pub status_retries: Vec<StatusRetry>,
+    /// The sites that test no status themselves, classify nothing and go round on every
+    /// error, by index, each with the names of the functions its attempt calls: the crate
+    /// index follows those into other files (`status::run`).
+    pub silent_sites: Vec<(usize, Vec<String>)>,
     /// Delays between attempts with no random component.
     pub fixed_delays: Vec<FixedDelay>,
     /// Supervisor loops that wait after a failure and try again ([`Reconnect`]).
@@ -576,16 +581,18 @@ pub fn analyze_with(
     known: &[wrappers::Wrapper],
     helpers: &CrateHelpers,
 ) -> Facts {
-    let mut facts = collect::run(file, src, apis, known, helpers);
+    let bodies = bodies::Bodies::of(file);
+    let mut facts = collect::run(file, &bodies, src, apis, known, helpers);
     facts.requests = requests::run(file, src, apis, &facts);
     for w in &mut facts.wrappers {
         w.refusals_only = w
             .site
             .is_some_and(|s| facts.requests.refusal_only_sites.contains(&s));
     }
-    facts.server_waits = retry_after::run(file, src, &facts);
-    let (retries, silent) = status::run(file, src, &facts);
+    facts.server_waits = retry_after::run(&bodies, src, &facts);
+    let (retries, silent) = status::run(file, &bodies, src, &facts);
     facts.status_retries = retries;
+    facts.silent_sites = silent;
     // A wrapper whose own loop is not silent about what it retries decides for its callers.
     for w in &mut facts.wrappers {
         w.classifies = w.site.is_some_and(|at| {
@@ -593,7 +600,7 @@ pub fn analyze_with(
                 .sites
                 .iter()
                 .enumerate()
-                .any(|(i, s)| s.span == at && !silent.iter().any(|(j, _)| *j == i))
+                .any(|(i, s)| s.span == at && !facts.silent_sites.iter().any(|(j, _)| *j == i))
         });
     }
     facts.fixed_delays = jitter::run(file, src, &facts);
@@ -601,7 +608,8 @@ pub fn analyze_with(
     facts
 }
 
-/// Only the retry-site model (sites, sleeps, functions, imports): all the crate index reads.
+/// Only the retry-site model (sites, sleeps, functions, imports, the sites silent about what
+/// they retry): all the crate index reads.
 #[must_use]
 pub fn sites(file: &syn::File, src: &SourceFile, apis: &Apis) -> Facts {
     sites_with(file, src, apis, &[])
@@ -615,7 +623,11 @@ pub fn sites_with(
     apis: &Apis,
     known: &[wrappers::Wrapper],
 ) -> Facts {
-    collect::run(file, src, apis, known, CrateHelpers::NONE)
+    let bodies = bodies::Bodies::of(file);
+    let mut facts = collect::run(file, &bodies, src, apis, known, CrateHelpers::NONE);
+    // The crate index follows the calls of the sites that do not classify what they retry.
+    facts.silent_sites = status::run(file, &bodies, src, &facts).1;
+    facts
 }
 
 /// Convert a proc-macro2 span into a byte range of `src`.

@@ -21,6 +21,7 @@ use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
 use syn::{Expr, Pat};
 
+use super::bodies::Bodies;
 use super::words::split_ident;
 use super::{span_of, Facts, ServerWait};
 use crate::base::source::{SourceFile, Span};
@@ -43,7 +44,7 @@ const CAP_CALLS: &[&str] = &["min", "clamp", "min_by", "min_by_key"];
 const CAP_WORDS: &[&str] = &["remaining", "deadline", "left", "budget", "cap", "capped"];
 
 /// Find every sleep whose duration is server-chosen.
-pub(super) fn run(file: &syn::File, src: &SourceFile, facts: &Facts) -> Vec<ServerWait> {
+pub(super) fn run(bodies: &Bodies<'_>, src: &SourceFile, facts: &Facts) -> Vec<ServerWait> {
     // Every server-chosen value starts at a source or a hint named in the text: without one
     // there is nothing to follow, and most files have none.
     let lower = src.text.to_ascii_lowercase();
@@ -56,12 +57,8 @@ pub(super) fn run(file: &syn::File, src: &SourceFile, facts: &Facts) -> Vec<Serv
         .enumerate()
         .map(|(i, s)| (s.span.start, i))
         .collect();
-    let mut v = Bodies { bodies: Vec::new() };
-    v.visit_file(file);
-    let flows: Vec<(String, Flow)> = v
-        .bodies
-        .iter()
-        .map(|(sig, block)| (sig.ident.to_string(), Flow::of(sig, block)))
+    let flows: Vec<(String, Flow)> = (bodies.fns.iter())
+        .map(|b| (b.sig.ident.to_string(), Flow::of(b.sig, b.block)))
         .collect();
     let returns = returned_delays(&flows, src);
     let mut out = Vec::new();
@@ -112,30 +109,6 @@ fn returned_delays(flows: &[(String, Flow)], src: &SourceFile) -> HashMap<String
         returns = next;
     }
     returns
-}
-
-/// Gathers each function body of the file, as a whole.
-struct Bodies<'ast> {
-    bodies: Vec<(&'ast syn::Signature, &'ast syn::Block)>,
-}
-
-impl<'ast> Visit<'ast> for Bodies<'ast> {
-    fn visit_item_fn(&mut self, i: &'ast syn::ItemFn) {
-        self.bodies.push((&i.sig, &i.block));
-        visit::visit_item_fn(self, i);
-    }
-
-    fn visit_impl_item_fn(&mut self, i: &'ast syn::ImplItemFn) {
-        self.bodies.push((&i.sig, &i.block));
-        visit::visit_impl_item_fn(self, i);
-    }
-
-    fn visit_trait_item_fn(&mut self, i: &'ast syn::TraitItemFn) {
-        if let Some(b) = &i.default {
-            self.bodies.push((&i.sig, b));
-        }
-        visit::visit_trait_item_fn(self, i);
-    }
 }
 
 /// One binding step: `names` were bound from `value`; `origin` is where the value is chosen.

@@ -29,6 +29,7 @@ use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
 use syn::{Block, Expr, Stmt};
 
+use super::bodies::Bodies;
 use super::words::{ident_words_of, split_ident};
 use crate::base::apis::Apis;
 
@@ -255,27 +256,7 @@ impl Gates<'_> {
 /// !opts.allow_retry(n) { return Err(e) }`) inherits its escape: it is a cap `None` switches
 /// off too. Helpers calling helpers are followed a few calls deep. Also returns every function
 /// name the file defines, and every name a decision calls that it does not.
-pub(super) fn bound_checkers(file: &syn::File, apis: &Apis, known: &CrateHelpers) -> Checkers {
-    /// Every function body of the file (nested ones too), before any is judged: a helper may
-    /// call one defined below it.
-    #[derive(Default)]
-    struct Fns<'ast>(Vec<(&'ast syn::Signature, &'ast Block)>);
-    impl<'ast> Visit<'ast> for Fns<'ast> {
-        fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
-            self.0.push((&f.sig, &f.block));
-            visit::visit_item_fn(self, f);
-        }
-        fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
-            self.0.push((&f.sig, &f.block));
-            visit::visit_impl_item_fn(self, f);
-        }
-        fn visit_trait_item_fn(&mut self, f: &'ast syn::TraitItemFn) {
-            if let Some(b) = &f.default {
-                self.0.push((&f.sig, b));
-            }
-            visit::visit_trait_item_fn(self, f);
-        }
-    }
+pub(super) fn bound_checkers(bodies: &Bodies<'_>, apis: &Apis, known: &CrateHelpers) -> Checkers {
     /// A decision against a maximum, a deadline or a budget, outside any loop of the helper:
     /// an `if` condition or a match guard comparing with one (`Some(max) if reconnects < max`,
     /// often inside a closure), a strategy asked whether to go on, or a call of a checker. A
@@ -413,10 +394,10 @@ pub(super) fn bound_checkers(file: &syn::File, apis: &Apis, known: &CrateHelpers
         },
         syn::ReturnType::Default => false,
     };
-    let mut fns = Fns::default();
-    fns.visit_file(file);
+    // Every body is known before any is judged: a helper may call one defined below it.
+    let fns: Vec<(&syn::Signature, &Block)> = bodies.fns.iter().map(|b| (b.sig, b.block)).collect();
     let mut out = Checkers::default();
-    for (sig, body) in &fns.0 {
+    for (sig, body) in &fns {
         let name = sig.ident.to_string();
         // The whole answer is the disjunction: its tail expression, or a `return` of it.
         let tail = match body.stmts.as_slice() {
@@ -462,7 +443,7 @@ pub(super) fn bound_checkers(file: &syn::File, apis: &Apis, known: &CrateHelpers
     for _ in 0..4 {
         let mut found = Vec::new();
         let mut called = std::collections::BTreeMap::new();
-        for (sig, body) in fns.0.iter().filter(|(sig, _)| gives_up(sig)) {
+        for (sig, body) in fns.iter().filter(|(sig, _)| gives_up(sig)) {
             let mut scan = Decides {
                 apis,
                 out: &out,
@@ -523,7 +504,7 @@ impl CrateHelpers {
     /// The answers of one file for `names` it defines, from its whole syntax tree.
     #[must_use]
     pub fn of_file(file: &syn::File, apis: &Apis, names: &BTreeSet<String>) -> CrateHelpers {
-        let all = bound_checkers(file, apis, Self::NONE);
+        let all = bound_checkers(&Bodies::of(file), apis, Self::NONE);
         let pick = |set: &BTreeSet<String>| -> BTreeSet<String> {
             set.iter().filter(|n| names.contains(*n)).cloned().collect()
         };

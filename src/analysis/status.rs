@@ -36,6 +36,7 @@ use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
 use syn::{Expr, UnOp};
 
+use super::bodies::Bodies;
 use super::words::ident_words_of;
 use super::{span_of, Facts, SiteKind, StatusRetry};
 use crate::base::source::SourceFile;
@@ -106,19 +107,17 @@ const WAIT_WORDS: &[&str] = &[
 const PERMANENT_WORDS: &[&str] = &["permanent", "fatal", "unrecoverable"];
 
 /// Find the sites that retry every non-success status, and the [`silent_sites`].
-pub(super) fn run(file: &syn::File, src: &SourceFile, facts: &Facts) -> (Vec<StatusRetry>, Silent) {
-    scan_sites(file, src, facts)
-}
-
-/// The sites that test no status themselves, classify nothing and go round on every error,
-/// whose attempt calls no helper of this file that decides ([`run`] judges those): each with the
-/// names of the functions its attempt calls, for the crate index to follow into other files.
-pub(crate) fn silent_sites(
+/// With them, the sites that test no status themselves, classify nothing and go round on
+/// every error, whose attempt calls no helper of this file that decides ([`run`] judges
+/// those): each with the names of the functions its attempt calls, for the crate index to
+/// follow into other files ([`Facts::silent_sites`]).
+pub(super) fn run(
     file: &syn::File,
+    bodies: &Bodies<'_>,
     src: &SourceFile,
     facts: &Facts,
-) -> Vec<(usize, Vec<String>)> {
-    scan_sites(file, src, facts).1
+) -> (Vec<StatusRetry>, Silent) {
+    scan_sites(file, bodies, src, facts)
 }
 
 /// The status test of a function body that turns every non-success status into an error
@@ -135,7 +134,12 @@ pub(crate) fn gate(body: &syn::Block) -> Option<proc_macro2::Span> {
 
 pub(super) type Silent = Vec<(usize, Vec<String>)>;
 
-fn scan_sites(file: &syn::File, src: &SourceFile, facts: &Facts) -> (Vec<StatusRetry>, Silent) {
+fn scan_sites(
+    file: &syn::File,
+    bodies: &Bodies<'_>,
+    src: &SourceFile,
+    facts: &Facts,
+) -> (Vec<StatusRetry>, Silent) {
     // Findings are made at sites only.
     if facts.sites.is_empty() {
         return (Vec::new(), Vec::new());
@@ -147,9 +151,14 @@ fn scan_sites(file: &syn::File, src: &SourceFile, facts: &Facts) -> (Vec<StatusR
         .map(|(i, s)| ((s.span.start, s.span.end), i))
         .collect();
     // Operations named by a combinator, and the helpers a loop's attempt calls, are read from
-    // this file's functions; the table costs a walk, so only files with sites build it.
+    // this file's functions and named closures (not a trait's default methods).
     let mut ops = Ops::default();
-    ops.visit_file(file);
+    for b in bodies.fns.iter().filter(|b| !b.in_trait) {
+        ops.add(b.sig.ident.to_string(), Op::Fn(b.block));
+    }
+    for (name, body) in &bodies.closures {
+        ops.add(name.clone(), Op::Closure(body));
+    }
     let mut v = Sites {
         src,
         facts,
@@ -187,27 +196,6 @@ impl<'f> Ops<'f> {
             .entry(name)
             .and_modify(|o| *o = None)
             .or_insert(Some(op));
-    }
-}
-
-impl<'f> Visit<'f> for Ops<'f> {
-    fn visit_item_fn(&mut self, i: &'f syn::ItemFn) {
-        self.add(i.sig.ident.to_string(), Op::Fn(&i.block));
-        visit::visit_item_fn(self, i);
-    }
-
-    fn visit_impl_item_fn(&mut self, i: &'f syn::ImplItemFn) {
-        self.add(i.sig.ident.to_string(), Op::Fn(&i.block));
-        visit::visit_impl_item_fn(self, i);
-    }
-
-    fn visit_local(&mut self, l: &'f syn::Local) {
-        if let (syn::Pat::Ident(id), Some(init)) = (&l.pat, &l.init) {
-            if let Expr::Closure(c) = &*init.expr {
-                self.add(id.ident.to_string(), Op::Closure(&c.body));
-            }
-        }
-        visit::visit_local(self, l);
     }
 }
 
