@@ -14,7 +14,7 @@
 //! | pass | reads | parses |
 //! |------|-------|--------|
 //! | [`Pass::PerFile`]: every file | 1 | 1 of the masked text, or 0 (prefilter, test file) |
-//! | [`Pass::Helpers`]: files of units whose retry loops ask about a helper they do not define | 1, hash-checked | 1 whole, only files whose text defines an asked name |
+//! | [`Pass::Helpers`]: files of units whose retry loops ask about a helper they do not define | 1 | 1 whole, only files whose text defines an asked name |
 //! | [`Pass::Join`]: files of units with a retry site | 1, hash-checked against pass one's | 1 whole, only files with a crate rule's words, a wrapper's name or an answered helper |
 //! | [`Pass::CrateFindings`]: files holding a crate finding | 0 (the join's text is kept until its unit is done) | 1 whole |
 //! | finishing | 0 | 0 (suppression comments are read from the text) |
@@ -472,7 +472,12 @@ fn run(
         });
     let (mut results, facts): (Vec<FirstPass>, Vec<Option<ModFacts>>) = first.into_iter().unzip();
     // The crate join also brings in the crate's own retry wrappers, whatever rules run.
-    if config.crate_rules() || results.iter().any(|r| !r.report.wrappers.is_empty()) {
+    // So do the answers of the helpers that other files define and a file's loops ask about.
+    if config.crate_rules()
+        || results
+            .iter()
+            .any(|r| !r.report.wrappers.is_empty() || !r.report.foreign.is_empty())
+    {
         let units = if config.crate_index {
             Units::find(&files, &cargo, &facts, &disk, &mut ancestry)
         } else {

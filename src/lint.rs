@@ -166,16 +166,16 @@ pub struct FileReport {
 impl FileReport {
     /// The report of a file that was parsed and analysed into `facts`.
     fn analysed(
-        src: &SourceFile,
         diagnostics: Vec<Diagnostic>,
         facts: &analysis::Facts,
         test_code: Vec<Span>,
         wrappers: Vec<Wrapper>,
     ) -> Self {
-        // A name the whole text defines is the file's own, whatever a masked parse saw; a
-        // name every library has says nothing about which helper is meant.
+        // A name every library has says nothing about which helper is meant. (A name the
+        // whole file defines is not foreign: a masked parse that lacked its definition was
+        // redone whole, see `lint_parsed`.)
         let foreign = (facts.foreign_callees.iter())
-            .filter(|n| !analysis::index::too_common_name(n) && !defines(&src.text, n))
+            .filter(|n| !analysis::index::too_common_name(n))
             .cloned()
             .collect();
         FileReport {
@@ -339,9 +339,10 @@ fn lint_parsed(src: &SourceFile, config: &Config, pass: Pass) -> FileReport {
     // The facts read a name the masking may have blanked elsewhere (a helper's definition, a
     // caller): the whole file decides, so it is parsed whole.
     if let Some(text) = &masked {
-        let hidden = facts
-            .hidden_callees
-            .iter()
+        // So does a helper a loop asks that the masked text lacks (its decisions may rest on
+        // another file's helper, or be one).
+        let hidden = (facts.hidden_callees.iter())
+            .chain(&facts.foreign_callees)
             .any(|n| defines(&src.text, n) && !defines(text, n))
             || facts
                 .hidden_callers
@@ -405,7 +406,7 @@ fn lint_parsed(src: &SourceFile, config: &Config, pass: Pass) -> FileReport {
     if pass == Pass::Alone {
         finish(src, config, &mut diagnostics, &tests);
     }
-    FileReport::analysed(src, diagnostics, &facts, tests, wrappers)
+    FileReport::analysed(diagnostics, &facts, tests, wrappers)
 }
 
 fn ident_char(c: char) -> bool {
@@ -482,7 +483,7 @@ pub fn relint_with_crate(
         } else {
             None
         };
-        let report = FileReport::analysed(src, diagnostics, &facts, tests, wrappers);
+        let report = FileReport::analysed(diagnostics, &facts, tests, wrappers);
         Ok((report, summary))
     }));
     proc_macro2::extra::invalidate_current_thread_spans();

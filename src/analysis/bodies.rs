@@ -1,4 +1,4 @@
-//! The file's function bodies and named closures, gathered in one walk before the analyses run:
+//! The file's function bodies, named closures and structs, gathered in one walk before the analyses run:
 //! every analysis that reads a function by name (the give-up helpers a loop asks, the delay a
 //! helper returns, the operation a combinator names) looks it up here instead of walking the
 //! file again for it.
@@ -23,6 +23,8 @@ pub(super) struct Bodies<'ast> {
     /// Closures bound to a plain local (`let op = || client.get(url).send();`): the local's
     /// name and the closure's body.
     pub closures: Vec<(String, &'ast Expr)>,
+    /// Every struct (its fields may be a stop signal the methods read).
+    pub structs: Vec<&'ast syn::ItemStruct>,
 }
 
 impl<'ast> Bodies<'ast> {
@@ -61,6 +63,11 @@ impl<'ast> Visit<'ast> for Bodies<'ast> {
             });
         }
         visit::visit_trait_item_fn(self, f);
+    }
+
+    fn visit_item_struct(&mut self, s: &'ast syn::ItemStruct) {
+        self.structs.push(s);
+        visit::visit_item_struct(self, s);
     }
 
     fn visit_local(&mut self, l: &'ast syn::Local) {

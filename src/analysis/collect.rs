@@ -135,7 +135,7 @@ pub(super) fn run(
     helpers: &CrateHelpers,
 ) -> Facts {
     let imports = Imports::collect(file);
-    let cancel_fields = struct_cancel_fields(file, apis, src);
+    let cancel_fields = struct_cancel_fields(bodies, apis, src);
     let checkers = super::rounds::bound_checkers(bodies, apis, helpers);
     let (bound_checkers, defined_fns, clock_checkers, optional_checkers) = (
         checkers.bounds,
@@ -182,14 +182,20 @@ pub(super) fn run(
     // the crate may answer (`give_up_or_wait` of this file asks `opts.allow_retry(n)` of
     // another). Only a file with a site asks.
     if !c.facts.sites.is_empty() {
-        let helpers: Vec<String> = (c.facts.foreign_callees.iter())
-            .chain(&c.gate_helpers)
-            .cloned()
-            .collect();
-        for h in helpers {
-            let asks = decision_calls.get(&h).into_iter().flatten();
-            let foreign = asks.filter(|n| !c.defined_fns.contains(*n));
-            c.facts.foreign_callees.extend(foreign.cloned());
+        // The gate helpers, and the file's helpers they call, as deep as they go.
+        let mut todo: Vec<String> = c.gate_helpers.iter().cloned().collect();
+        let mut seen: BTreeSet<String> = BTreeSet::new();
+        while let Some(h) = todo.pop() {
+            if !seen.insert(h.clone()) {
+                continue;
+            }
+            for n in decision_calls.get(&h).into_iter().flatten() {
+                if c.defined_fns.contains(n) {
+                    todo.push(n.clone());
+                } else {
+                    c.facts.foreign_callees.insert(n.clone());
+                }
+            }
         }
     }
     bounded_by_name(&mut c.facts, &c.bounded_locals, &c.local_inits);
@@ -860,9 +866,10 @@ impl Collector<'_> {
         let hidden = flow.asked.iter().filter(|n| !self.defined_fns.contains(*n));
         self.facts.hidden_callees.extend(hidden.cloned());
         // Another file's answer can bound a way round no gate stands on, or make a gate by
-        // name an optional cap: those are the names the crate is asked about. A gate the file
-        // defines is asked in turn what it decides by.
-        let asked = flow.asked.iter().filter(|_| flow.ungated.is_some());
+        // name an optional cap: those are the names the crate is asked about (in a condition
+        // or under `?`, not the matched operation itself). A gate the file defines is asked
+        // in turn what it decides by.
+        let asked = flow.crate_asked.iter().filter(|_| flow.ungated.is_some());
         for n in flow.worded.iter().chain(asked) {
             if self.defined_fns.contains(n) {
                 self.gate_helpers.insert(n.clone());
@@ -1556,45 +1563,33 @@ fn bounded_by_name(
 
 /// Per-struct fields whose type is a cancellation source.
 fn struct_cancel_fields(
-    file: &syn::File,
+    bodies: &Bodies<'_>,
     apis: &Apis,
     src: &SourceFile,
 ) -> HashMap<String, Vec<(CancelSource, bool)>> {
-    struct V<'a> {
-        apis: &'a Apis,
-        src: &'a SourceFile,
-        out: HashMap<String, Vec<(CancelSource, bool)>>,
-    }
-    impl<'ast> Visit<'ast> for V<'_> {
-        fn visit_item_struct(&mut self, s: &'ast syn::ItemStruct) {
-            for f in &s.fields {
-                let ty = f.ty.to_token_stream().to_string().replace(' ', "");
-                if let Some(id) = &f.ident {
-                    if is_cancel_source(self.apis, &ty, &id.to_string()) {
-                        // A channel receiver named for a stop exists to carry the stop: it is
-                        // the struct's way to give up, like a token. A `Notify` or an
-                        // `AtomicBool` is general-purpose, its name alone says less.
-                        let channel = ty.contains("Receiver");
-                        let weak = !channel && !type_mentions(&self.apis.cancellation.types, &ty);
-                        self.out.entry(s.ident.to_string()).or_default().push((
-                            CancelSource {
-                                name: format!("self.{id}"),
-                                span: span_of(self.src, id.span()),
-                            },
-                            weak,
-                        ));
-                    }
+    let mut out: HashMap<String, Vec<(CancelSource, bool)>> = HashMap::new();
+    for s in &bodies.structs {
+        for f in &s.fields {
+            let ty = f.ty.to_token_stream().to_string().replace(' ', "");
+            if let Some(id) = &f.ident {
+                if is_cancel_source(apis, &ty, &id.to_string()) {
+                    // A channel receiver named for a stop exists to carry the stop: it is the
+                    // struct's way to give up, like a token. A `Notify` or an `AtomicBool` is
+                    // general-purpose, its name alone says less.
+                    let channel = ty.contains("Receiver");
+                    let weak = !channel && !type_mentions(&apis.cancellation.types, &ty);
+                    out.entry(s.ident.to_string()).or_default().push((
+                        CancelSource {
+                            name: format!("self.{id}"),
+                            span: span_of(src, id.span()),
+                        },
+                        weak,
+                    ));
                 }
             }
         }
     }
-    let mut v = V {
-        apis,
-        src,
-        out: HashMap::new(),
-    };
-    v.visit_file(file);
-    v.out
+    out
 }
 
 /// `body` reads the field `name` of something (`self.stop`, `shared.stop` in a closure), in

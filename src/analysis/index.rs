@@ -95,12 +95,13 @@ const STD_QUERIES: &[&str] = &[
     "store",
 ];
 
-/// A plain name (`send`, `new`, `is_some`) so common that a call of it says nothing about
+/// A plain name (`new`, `is_some`, `call`) so common that a call of it says nothing about
 /// which of the crate's functions is meant; or a constructor (`Some`, `Err`), which is none.
 #[must_use]
 pub fn too_common_name(name: &str) -> bool {
     TOO_COMMON.contains(&name)
         || STD_QUERIES.contains(&name)
+        || super::wrappers::COMMON_METHODS.contains(&name)
         || name.starts_with(|c: char| c.is_ascii_uppercase())
 }
 

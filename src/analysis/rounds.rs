@@ -22,7 +22,7 @@
 //! do not classify; a loop whose every way round is a known success repeats work that went well
 //! (a heartbeat's next ping) and is no retry site ([`Flow::only_after_success`]).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use proc_macro2::Span;
 use syn::spanned::Spanned;
@@ -112,6 +112,8 @@ pub(super) fn flow(
         checkers,
         asked: std::cell::RefCell::default(),
         worded: std::cell::RefCell::default(),
+        crate_asked: std::cell::RefCell::default(),
+        asking: std::cell::Cell::new(false),
         apis,
     };
     gates.gated_macros = gated_macros(body, &gates);
@@ -140,6 +142,7 @@ pub(super) fn flow(
         only_after_success: w.rounds.reach() && !w.rounds.maybe_failed(),
         asked: gates.asked.take(),
         worded: gates.worded.take(),
+        crate_asked: gates.crate_asked.take(),
     }
 }
 
@@ -156,6 +159,8 @@ pub(super) struct Flow {
     pub asked: BTreeSet<String>,
     /// The calls that are gates by their name (`Gates::worded`).
     pub worded: BTreeSet<String>,
+    /// The calls no word makes a gate, in a condition or under `?` (`Gates::crate_asked`).
+    pub crate_asked: BTreeSet<String>,
 }
 
 /// A way round that no gate stands on.
@@ -180,9 +185,15 @@ struct Gates<'a> {
     /// Calls asked about that no word makes a gate: one of the file's that the parsed text
     /// does not hold may be a checker ([`super::Facts::hidden_callees`]).
     asked: std::cell::RefCell<BTreeSet<String>>,
-    /// Calls that are gates by their name: one defined in another file of the crate may be
-    /// an optional cap there ([`super::Facts::foreign_callees`]).
+    /// Calls that are gates by their name, in a condition or under `?`: one defined in
+    /// another file of the crate may be an optional cap there
+    /// ([`super::Facts::foreign_callees`]).
     worded: std::cell::RefCell<BTreeSet<String>>,
+    /// Calls no word makes a gate, in a condition or under `?`: one defined in another file
+    /// may decide on a bound there.
+    crate_asked: std::cell::RefCell<BTreeSet<String>>,
+    /// The expression judged is a condition or under `?` (not a matched value).
+    asking: std::cell::Cell<bool>,
     apis: &'a Apis,
 }
 
@@ -193,10 +204,20 @@ enum Place {
     /// A `match` scrutinee or a `let .. else` value: only counters and decisions count, not a
     /// variable that happens to be named `retry_code`.
     Value,
+    /// The operand of `?`: judged as a value; a call there gives up when it fails, so it is
+    /// one the crate is asked about ([`Gates::crate_asked`]), unlike a matched one, which is
+    /// usually the retried operation itself.
+    Try,
 }
 
 impl Gates<'_> {
     fn is_gate(&self, e: &Expr, place: Place) -> bool {
+        self.asking.set(place != Place::Value);
+        let place = if place == Place::Try {
+            Place::Value
+        } else {
+            place
+        };
         let mut v = GateScan {
             gates: self,
             found: false,
@@ -254,8 +275,10 @@ impl Gates<'_> {
 /// not define (the driver's crate join, [`CrateHelpers`]); a name the file defines is its own.
 /// A helper whose every decision is a call of an optional-cap helper (`if
 /// !opts.allow_retry(n) { return Err(e) }`) inherits its escape: it is a cap `None` switches
-/// off too. Helpers calling helpers are followed a few calls deep. Also returns every function
-/// name the file defines, and every name a decision calls that it does not.
+/// off too. Helpers calling helpers are followed up to `HELPER_DEPTH` calls deep. A name defined
+/// more than once is a gate when any definition is one, and an optional cap only when every
+/// definition is the same. Also returns every function name the file defines, and the names
+/// each give-up helper calls.
 pub(super) fn bound_checkers(bodies: &Bodies<'_>, apis: &Apis, known: &CrateHelpers) -> Checkers {
     /// A decision against a maximum, a deadline or a budget, outside any loop of the helper:
     /// an `if` condition or a match guard comparing with one (`Some(max) if reconnects < max`,
@@ -269,10 +292,7 @@ pub(super) fn bound_checkers(bodies: &Bodies<'_>, apis: &Apis, known: &CrateHelp
         other: bool,
         /// The option of an optional-cap helper a decision calls.
         optional: Option<String>,
-        /// Inside a condition or a guard.
-        deciding: usize,
-        /// The names called where they decide (a condition, a guard, a `?`), for the crate
-        /// join ([`Checkers::called`]).
+        /// The names the helper calls, for the crate join ([`Checkers::called`]).
         asks: BTreeSet<String>,
     }
     impl Decides<'_> {
@@ -308,9 +328,7 @@ pub(super) fn bound_checkers(bodies: &Bodies<'_>, apis: &Apis, known: &CrateHelp
             {
                 self.other = true;
             }
-            if self.deciding > 0 {
-                self.asks.insert(name);
-            }
+            self.asks.insert(name);
         }
     }
     impl<'ast> Visit<'ast> for Decides<'_> {
@@ -322,30 +340,13 @@ pub(super) fn bound_checkers(bodies: &Bodies<'_>, apis: &Apis, known: &CrateHelp
         fn visit_item(&mut self, _: &'ast syn::Item) {}
         fn visit_expr_if(&mut self, e: &'ast syn::ExprIf) {
             self.condition(&e.cond);
-            self.deciding += 1;
-            self.visit_expr(&e.cond);
-            self.deciding -= 1;
-            self.visit_block(&e.then_branch);
-            if let Some((_, other)) = &e.else_branch {
-                self.visit_expr(other);
-            }
+            visit::visit_expr_if(self, e);
         }
         fn visit_arm(&mut self, a: &'ast syn::Arm) {
-            self.visit_pat(&a.pat);
             if let Some((_, g)) = &a.guard {
                 self.condition(g);
-                self.deciding += 1;
-                self.visit_expr(g);
-                self.deciding -= 1;
             }
-            self.visit_expr(&a.body);
-        }
-        fn visit_expr_try(&mut self, t: &'ast syn::ExprTry) {
-            // `self.checked()?` gives up when the call does: its name is a decision's.
-            if let Some(name) = outer_call(&t.expr) {
-                self.asks.insert(name);
-            }
-            visit::visit_expr_try(self, t);
+            visit::visit_arm(self, a);
         }
         fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
             self.call(m.method.to_string());
@@ -397,6 +398,8 @@ pub(super) fn bound_checkers(bodies: &Bodies<'_>, apis: &Apis, known: &CrateHelp
     // Every body is known before any is judged: a helper may call one defined below it.
     let fns: Vec<(&syn::Signature, &Block)> = bodies.fns.iter().map(|b| (b.sig, b.block)).collect();
     let mut out = Checkers::default();
+    // Each definition's own answer: a whole body that is the optional-cap disjunction.
+    let mut whole: Vec<Option<String>> = Vec::with_capacity(fns.len());
     for (sig, body) in &fns {
         let name = sig.ident.to_string();
         // The whole answer is the disjunction: its tail expression, or a `return` of it.
@@ -406,9 +409,7 @@ pub(super) fn bound_checkers(bodies: &Bodies<'_>, apis: &Apis, known: &CrateHelp
             _ => None,
         };
         let none = std::collections::HashMap::new();
-        if let Some(o) = tail.and_then(|t| super::optional_cap::escaping_disjunction(t, &none)) {
-            out.optional.insert(name.clone(), o);
-        }
+        whole.push(tail.and_then(|t| super::optional_cap::escaping_disjunction(t, &none)));
         let mut clock = ClockCmp(false);
         clock.visit_block(body);
         if clock.0 {
@@ -417,65 +418,94 @@ pub(super) fn bound_checkers(bodies: &Bodies<'_>, apis: &Apis, known: &CrateHelp
         out.defined.insert(name);
     }
     // The crate's answers for names this file does not define.
-    let foreign = |n: &String| !out.defined.contains(n);
-    let bounds: Vec<String> = known
-        .0
-        .bounds
-        .iter()
-        .filter(|n| foreign(n))
-        .cloned()
-        .collect();
-    let clock: Vec<String> = known
-        .0
-        .clock
-        .iter()
-        .filter(|n| foreign(n))
-        .cloned()
-        .collect();
-    let optional: Vec<(String, String)> = (known.0.optional.iter())
-        .filter(|(n, _)| foreign(n))
-        .map(|(n, o)| (n.clone(), o.clone()))
-        .collect();
-    out.bounds.extend(bounds);
-    out.clock.extend(clock);
-    out.optional.extend(optional);
-    // A helper's answer may rest on another's: a few rounds reach a fixed point in practice.
-    for _ in 0..4 {
-        let mut found = Vec::new();
-        let mut called = std::collections::BTreeMap::new();
-        for (sig, body) in fns.iter().filter(|(sig, _)| gives_up(sig)) {
-            let mut scan = Decides {
-                apis,
-                out: &out,
-                other: false,
-                optional: None,
-                deciding: 0,
-                asks: BTreeSet::new(),
-            };
-            scan.visit_block(body);
+    let (crate_bounds, crate_optional): (BTreeSet<String>, BTreeMap<String, String>) = {
+        let foreign = |n: &String| !out.defined.contains(n);
+        let clock: Vec<String> = known
+            .0
+            .clock
+            .iter()
+            .filter(|n| foreign(n))
+            .cloned()
+            .collect();
+        out.clock.extend(clock);
+        (
+            known
+                .0
+                .bounds
+                .iter()
+                .filter(|n| foreign(n))
+                .cloned()
+                .collect(),
+            (known.0.optional.iter())
+                .filter(|(n, _)| foreign(n))
+                .map(|(n, o)| (n.clone(), o.clone()))
+                .collect(),
+        )
+    };
+    out.bounds.clone_from(&crate_bounds);
+    out.optional.clone_from(&crate_optional);
+    for (sig, own) in fns.iter().zip(&whole) {
+        if let Some(o) = own {
+            out.optional.insert(sig.0.ident.to_string(), o.clone());
+        }
+    }
+    // A helper's answer may rest on another's: each round recomputes every answer from the
+    // last round's (an answer can be withdrawn: a helper that looked optional until its other
+    // cap was found is a plain cap), until nothing changes, at most `HELPER_DEPTH` deep.
+    for _ in 0..HELPER_DEPTH {
+        // Per name: a bound if any definition decides one; an optional cap only if every
+        // definition is the same one (two `allow_retry`s that disagree say nothing).
+        let mut bounds = crate_bounds.clone();
+        let mut optional: BTreeMap<String, Option<String>> = BTreeMap::new();
+        let mut called = BTreeMap::new();
+        for ((sig, body), own) in fns.iter().zip(&whole) {
             let name = sig.ident.to_string();
-            called
-                .entry(name.clone())
-                .or_insert_with(BTreeSet::new)
-                .append(&mut scan.asks);
-            if scan.other || scan.optional.is_some() {
-                found.push((name, scan.optional.filter(|_| !scan.other)));
+            let mut answer = own.clone();
+            if gives_up(sig) {
+                let mut scan = Decides {
+                    apis,
+                    out: &out,
+                    other: false,
+                    optional: None,
+                    asks: BTreeSet::new(),
+                };
+                scan.visit_block(body);
+                called
+                    .entry(name.clone())
+                    .or_insert_with(BTreeSet::new)
+                    .append(&mut scan.asks);
+                if scan.other || scan.optional.is_some() {
+                    bounds.insert(name.clone());
+                }
+                if !scan.other && answer.is_none() {
+                    answer = scan.optional;
+                }
             }
+            optional
+                .entry(name)
+                .and_modify(|a| {
+                    if *a != answer {
+                        *a = None;
+                    }
+                })
+                .or_insert(answer);
         }
-        let before = (out.bounds.len(), out.optional.len());
-        for (name, optional) in found {
-            if let Some(o) = optional {
-                out.optional.entry(name.clone()).or_insert(o);
-            }
-            out.bounds.insert(name);
-        }
+        let mut optional: BTreeMap<String, String> = (optional.into_iter())
+            .filter_map(|(n, o)| o.map(|o| (n, o)))
+            .collect();
+        optional.extend(crate_optional.clone());
         out.called = called;
-        if (out.bounds.len(), out.optional.len()) == before {
+        if bounds == out.bounds && optional == out.optional {
             break;
         }
+        out.bounds = bounds;
+        out.optional = optional;
     }
     out
 }
+
+/// How many helpers deep a give-up helper's answer is followed through the helpers it calls.
+const HELPER_DEPTH: usize = 16;
 
 /// What other files of the crate answer for the helpers a file calls ([`bound_checkers`]), by
 /// name: the driver joins it from the files that define the names a file's retry loops ask
@@ -579,30 +609,6 @@ pub(super) struct Checkers {
     /// Per give-up helper of the file, the names its decisions call (in a condition, a guard,
     /// a `?`): what a file asks the crate about, when a retry loop asks the helper.
     pub called: std::collections::BTreeMap<String, BTreeSet<String>>,
-}
-
-/// The name of the call `e` ends in, past `.await` and parentheses (`self.client.checked().await`
-/// -> `checked`), when it can be a function of the crate (a method, or a path of one segment
-/// or `Self::`); constructors (`Ok(..)`, `Some(..)`) are not.
-fn outer_call(mut e: &Expr) -> Option<String> {
-    loop {
-        match e {
-            Expr::Await(a) => e = &a.base,
-            Expr::Paren(p) => e = &p.expr,
-            Expr::MethodCall(m) => return Some(m.method.to_string()),
-            Expr::Call(c) => {
-                let Expr::Path(p) = &*c.func else {
-                    return None;
-                };
-                let segs = &p.path.segments;
-                let own = segs.len() == 1 || segs.len() == 2 && segs[0].ident == "Self";
-                let name = segs.last()?.ident.to_string();
-                let lower = name.starts_with(|c: char| c.is_ascii_lowercase() || c == '_');
-                return (p.qself.is_none() && own && lower).then_some(name);
-            }
-            _ => return None,
-        }
-    }
 }
 
 fn strip(mut e: &Expr) -> &Expr {
@@ -758,10 +764,15 @@ impl GateScan<'_, '_> {
         {
             // A gate by its name, or by the file's own answer: another file's answer may
             // still be an optional cap.
-            self.gates.worded.borrow_mut().insert(name.to_string());
+            if self.gates.asking.get() {
+                self.gates.worded.borrow_mut().insert(name.to_string());
+            }
             return true;
         }
         self.gates.asked.borrow_mut().insert(name.to_string());
+        if self.gates.asking.get() {
+            self.gates.crate_asked.borrow_mut().insert(name.to_string());
+        }
         // A counter passed on: the callee decides with it (`self.check(attempt)?`). So does a
         // budget or a deadline handed to it (`reconnect(&mut self.failover_budget)?`): one
         // kept across the rounds, that the callee spends and fails on once it is gone.
@@ -1164,7 +1175,7 @@ impl Walk<'_, '_> {
             }
             Expr::Try(t) => {
                 let st = self.expr(&t.expr, st, rest_leaves);
-                let gate = self.gates.is_gate(&t.expr, Place::Value);
+                let gate = self.gates.is_gate(&t.expr, Place::Try);
                 // Past `step()?` the step went well: its failure left the loop. A loop whose
                 // every way round follows such steps and no failure test sends no failure
                 // round (a state machine whose steps end the run on error).
@@ -1557,7 +1568,7 @@ impl<'ast> Visit<'ast> for Tries<'_, '_> {
     fn visit_expr_async(&mut self, _: &'ast syn::ExprAsync) {}
 
     fn visit_expr_try(&mut self, t: &'ast syn::ExprTry) {
-        let gate = self.gates.is_gate(&t.expr, Place::Value);
+        let gate = self.gates.is_gate(&t.expr, Place::Try);
         self.gate |= gate;
         self.stepped |= !gate;
         visit::visit_expr_try(self, t);

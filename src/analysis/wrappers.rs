@@ -187,7 +187,7 @@ fn is_callable_type(ty: &syn::Type, generics: &[String]) -> bool {
 }
 
 /// Method names too common to link a call to a wrapper method by name alone.
-const COMMON_METHODS: &[&str] = &[
+pub(super) const COMMON_METHODS: &[&str] = &[
     "map", "and_then", "then", "call", "run", "with", "apply", "execute", "get", "send",
 ];
 

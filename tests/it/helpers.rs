@@ -3,7 +3,38 @@
 //! summaries across the crate). The driver's crate join finds what the defining file answers
 //! and lints the asking file again with it known.
 
-use crate::support::{default_findings as findings, write_file as write};
+use crate::support::{config, default_findings, findings_with, write_file as write};
+use timeoutlint::rules;
+
+/// The default rules' findings, checked to be the same with unbounded-retry alone (the crate
+/// join must not depend on which rules run) and with the prefilter off (a masked parse must
+/// ask what the whole file asks).
+fn findings(dir: &std::path::Path) -> Vec<(String, usize, String)> {
+    let all = default_findings(dir);
+    let unbounded: Vec<_> = (all.iter())
+        .filter(|f| f.2 == "unbounded-retry")
+        .cloned()
+        .collect();
+    let rule = rules::ALL
+        .iter()
+        .copied()
+        .find(|r| r.name == "unbounded-retry")
+        .unwrap();
+    assert_eq!(
+        findings_with(dir, &config(&[rule], true)),
+        unbounded,
+        "alone"
+    );
+    let defaults: Vec<_> = (rules::ALL.iter().copied())
+        .filter(|r| r.default_enabled)
+        .collect();
+    assert_eq!(
+        findings_with(dir, &config(&defaults, false)),
+        all,
+        "no prefilter"
+    );
+    all
+}
 
 const MANIFEST: &str = "[package]\nname = \"h\"\nversion = \"0.1.0\"\nedition = \"2021\"\n";
 
@@ -156,4 +187,82 @@ fn a_limit_helper_in_another_file_is_the_loops_gate() {
     // Without the helper's file, nothing says `checked` can give up: the loop retries forever.
     std::fs::remove_file(dir.join("src/budget.rs")).unwrap();
     assert_eq!(findings(dir), vec![unbounded("reconnect.rs", 4)]);
+}
+
+/// A gate helper of the asking file that reaches the other file's optional cap through a
+/// second helper of its own.
+const CHAIN_RS: &str = r"use crate::options::RetryOptions;
+
+fn may_go_on(opts: &RetryOptions, n: u32) -> Result<(), Error> {
+    if !opts.allow_retry(n) {
+        return Err(Error::GaveUp);
+    }
+    Ok(())
+}
+
+async fn check_budget(opts: &RetryOptions, n: u32) -> Result<(), Error> {
+    may_go_on(opts, n)?;
+    tokio::time::sleep(opts.delay).await;
+    Ok(())
+}
+
+pub async fn subscribe(conn: &Conn, opts: &RetryOptions) -> Result<(), Error> {
+    let mut current_retries = 0u32;
+    loop {
+        if conn.subscribe().await.is_ok() {
+            return Ok(());
+        }
+        check_budget(opts, current_retries).await?;
+        current_retries += 1;
+    }
+}
+";
+
+/// The helper asks the optional cap, then a fixed cap of its own file: a cap either way.
+const TWO_CAPS_RS: &str = r"use crate::options::RetryOptions;
+
+fn hard_cap(n: u32, max_attempts: u32) -> Result<(), Error> {
+    if n >= max_attempts {
+        return Err(Error::GaveUp);
+    }
+    Ok(())
+}
+
+async fn give_up_or_wait(opts: &RetryOptions, current_retries: u32) -> Result<(), Error> {
+    if !opts.allow_retry(current_retries) {
+        return Err(Error::GaveUp);
+    }
+    hard_cap(current_retries, 10)?;
+    tokio::time::sleep(opts.delay).await;
+    Ok(())
+}
+
+pub async fn subscribe(conn: &Conn, opts: &RetryOptions) -> Result<(), Error> {
+    let mut current_retries = 0u32;
+    loop {
+        match conn.subscribe().await {
+            Ok(_) => return Ok(()),
+            Err(_) => give_up_or_wait(opts, current_retries).await?,
+        }
+        current_retries += 1;
+    }
+}
+";
+
+#[test]
+fn a_chain_of_the_files_own_helpers_reaches_the_other_files_cap() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    crate_with(dir, &[("options", OPTIONS_RS), ("subscribe", CHAIN_RS)]);
+    assert_eq!(findings(dir), vec![unbounded("subscribe.rs", 18)]);
+}
+
+#[test]
+fn a_helper_with_a_second_fixed_cap_bounds_the_loop() {
+    // The helper looks like the optional cap until its other cap is known: the answer is
+    // withdrawn, not kept from the first look.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    crate_with(dir, &[("options", OPTIONS_RS), ("subscribe", TWO_CAPS_RS)]);
+    assert_eq!(findings(dir), vec![]);
 }

@@ -238,13 +238,17 @@ pub fn write_file(dir: &Path, rel: &str, text: &str) {
 /// `(file name, line, rule)` of every finding of a directory run over `dir` with the default
 /// rules, crate join included.
 pub fn default_findings(dir: &Path) -> Vec<(String, usize, String)> {
-    let defaults = rules::ALL
+    let defaults: Vec<&'static Rule> = rules::ALL
         .iter()
         .copied()
         .filter(|r| r.default_enabled)
         .collect();
-    let config = Config::new(defaults, Apis::builtin());
-    let report = timeoutlint::driver::lint_paths(&[PathBuf::from(dir)], &[], &config, 2);
+    findings_with(dir, &config(&defaults, true))
+}
+
+/// `(file name, line, rule)` of every finding of a directory run over `dir` with `config`.
+pub fn findings_with(dir: &Path, config: &Config) -> Vec<(String, usize, String)> {
+    let report = timeoutlint::driver::lint_paths(&[PathBuf::from(dir)], &[], config, 2);
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     let mut out: Vec<(String, usize, String)> = report
         .findings()
