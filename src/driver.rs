@@ -14,7 +14,8 @@
 //! | pass | reads | parses |
 //! |------|-------|--------|
 //! | [`Pass::PerFile`]: every file | 1 | 1 of the masked text, or 0 (prefilter, test file) |
-//! | [`Pass::Helpers`]: files of units whose retry loops ask about a helper they do not define | 1 | 1 whole, only files whose text defines an asked name |
+//! | [`Pass::Asked`]: files of units whose retry loops ask about a helper they do not define | 1 | 0 |
+//! | [`Pass::Helpers`]: of those, files that define an asked name at most [`MAX_DEFINERS`] files define | 1 | 1 whole |
 //! | [`Pass::Join`]: files of units with a retry site | 1, hash-checked against pass one's | 1 whole, only files with a crate rule's words, a wrapper's name or an answered helper |
 //! | [`Pass::CrateFindings`]: files holding a crate finding | 0 (the join's text is kept until its unit is done) | 1 whole |
 //! | finishing | 0 | 0 (suppression comments are read from the text) |
@@ -50,6 +51,10 @@ use crate::walk::units::{self, ModFacts, UnitKind, Units};
 /// is more than any crate of the pinned corpus with a retry site (the largest, `windows`,
 /// has none); a split loses links between the pieces and says so on stderr.
 pub const JOIN_BUDGET: usize = 64 << 20;
+
+/// A helper name defined in more files of a unit than this is not looked up across the crate
+/// ([`unit_helpers`]): by name alone it could be any of them.
+pub const MAX_DEFINERS: usize = 4;
 
 /// Files done and to do in the current run, for the progress line the edge draws (`adopt`).
 pub(crate) static TOTAL: AtomicUsize = AtomicUsize::new(0);
@@ -211,7 +216,10 @@ pub fn lint_paths_reading(
 pub enum Pass {
     /// Every file alone, masked.
     PerFile,
-    /// The files of a unit that define the helpers its retry loops ask about, whole.
+    /// The files of a unit whose retry loops ask about helpers they do not define: which of
+    /// those names each file's text defines.
+    Asked,
+    /// The files of such a unit that define an asked name few files define, whole.
     Helpers,
     /// The files of units with a retry site, whole, into the unit's join.
     Join,
@@ -697,7 +705,8 @@ fn join_units(
 
 /// The answers of the unit's files ([`CrateHelpers`]) for the names its files with a retry
 /// site asked about and do not define ([`FileReport::foreign`]): each file of the unit is read
-/// again and parsed whole only when its text defines one of them. A file that cannot be read
+/// again to see which of them its text defines, and the files defining a name that at most
+/// [`MAX_DEFINERS`] files define are read once more and parsed whole. A file that cannot be read
 /// or parsed answers nothing (pass one or the join reports it); one that changed since pass
 /// one is read as it is now, and the join reports the change.
 #[allow(clippy::too_many_arguments)]
@@ -719,15 +728,38 @@ fn unit_helpers(
     if asked.is_empty() {
         return CrateHelpers::default();
     }
-    let answers = parallel(unit.len(), threads, errors, |m| {
+    // Which asked names each file defines, by its text: a name many files define (`handle`
+    // in every module of a framework) cannot be told apart by name, so it is not looked up,
+    // and a crate's run does not parse its modules whole for it.
+    let defined: Vec<Vec<&String>> = parallel(unit.len(), threads, errors, |m| {
         let path = &files[unit[m]];
+        let names = match read(path) {
+            Ok(text) => asked.iter().filter(|n| lint::defines(&text, n)).collect(),
+            Err(_) => Vec::new(),
+        };
+        Tally::add(tally, Pass::Asked, path, 1, 0);
+        names
+    });
+    let mut definers: std::collections::BTreeMap<&String, usize> =
+        std::collections::BTreeMap::new();
+    for names in &defined {
+        for n in names {
+            *definers.entry(*n).or_default() += 1;
+        }
+    }
+    let kept: std::collections::BTreeSet<String> = (definers.into_iter())
+        .filter(|&(_, files)| files <= MAX_DEFINERS)
+        .map(|(n, _)| n.clone())
+        .collect();
+    let todo: Vec<usize> = (0..unit.len())
+        .filter(|&m| defined[m].iter().any(|n| kept.contains(*n)))
+        .collect();
+    let answers = parallel(todo.len(), threads, errors, |k| {
+        let path = &files[unit[todo[k]]];
         let parsed_before = parse::parses_here();
         let answer = read(path).ok().and_then(|text| {
-            if !lint::defines_any(&text, &asked) {
-                return None;
-            }
             let src = SourceFile::new(walk::display(path), text).with_real_path(path.clone());
-            lint::helpers_of(&src, config, &asked).ok()
+            lint::helpers_of(&src, config, &kept).ok()
         });
         let parses = parse::parses_here() - parsed_before;
         Tally::add(tally, Pass::Helpers, path, 1, parses);

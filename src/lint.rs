@@ -431,7 +431,8 @@ fn mentions(text: &str, name: &str) -> usize {
 }
 
 /// Does `text` hold `fn name`?
-fn defines(text: &str, name: &str) -> bool {
+#[must_use]
+pub fn defines(text: &str, name: &str) -> bool {
     occurrences(text, name).any(|i| {
         let before = &text[..i];
         let keyword = before.trim_end();
@@ -507,12 +508,6 @@ pub fn helpers_of(
     }));
     proc_macro2::extra::invalidate_current_thread_spans();
     result.unwrap_or_else(|panic| Err(internal_error(src, &*panic)))
-}
-
-/// Does `text` hold `fn name` for one of `names`?
-#[must_use]
-pub fn defines_any(text: &str, names: &BTreeSet<String>) -> bool {
-    names.iter().any(|n| defines(text, n))
 }
 
 /// Is the whole file test code that this run leaves alone (`lint-tests` off)?

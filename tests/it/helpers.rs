@@ -266,3 +266,25 @@ fn a_helper_with_a_second_fixed_cap_bounds_the_loop() {
     crate_with(dir, &[("options", OPTIONS_RS), ("subscribe", TWO_CAPS_RS)]);
     assert_eq!(findings(dir), vec![]);
 }
+
+#[test]
+fn a_helper_name_many_files_define_is_not_looked_up() {
+    // Two files agree on what `checked` decides: the loop's gate. Five files define it: by
+    // name alone it could be any of them, and none is parsed for it.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let names: Vec<String> = (1..=5).map(|i| format!("budget{i}")).collect();
+    let reconnect = RECONNECT_RS.replace("crate::budget::", "crate::budget1::");
+    let with = |n: usize| -> Vec<(&str, &str)> {
+        let mut files: Vec<(&str, &str)> =
+            names[..n].iter().map(|m| (m.as_str(), BUDGET_RS)).collect();
+        files.push(("reconnect", &reconnect));
+        files
+    };
+    crate_with(dir, &with(2));
+    assert_eq!(findings(dir), vec![]);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    crate_with(dir, &with(5));
+    assert_eq!(findings(dir), vec![unbounded("reconnect.rs", 4)]);
+}
