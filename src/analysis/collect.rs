@@ -2314,15 +2314,9 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
     fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
         // Only a name that means this file's function: `expired(..)` or `Self::expired(..)`,
         // not `TcpStream::connect(..)` beside a `fn connect` of the file.
-        if let Expr::Path(p) = &*c.func {
-            let segs = &p.path.segments;
-            if p.qself.is_none() && (segs.len() == 1 || segs.len() == 2 && segs[0].ident == "Self")
-            {
-                if let Some(last) = segs.last() {
-                    self.note_optional_call(&last.ident.to_string());
-                    self.note_clock_call(&last.ident.to_string());
-                }
-            }
+        if let Some(name) = super::imports::own_fn_name(&c.func) {
+            self.note_optional_call(&name);
+            self.note_clock_call(&name);
         }
         visit::visit_expr_call(self, c);
     }

@@ -171,6 +171,20 @@ pub fn path_segments(path: &syn::Path) -> Vec<String> {
     path.segments.iter().map(|s| s.ident.to_string()).collect()
 }
 
+/// The name a call's function path gives when it can only mean a function of the file or crate
+/// itself: a bare name (`expired(..)`) or `Self::expired(..)`, never a path through another
+/// type or module (`TcpStream::connect(..)` beside a `fn connect` of the file) nor a qualified
+/// self (`<T as Tr>::f`).
+#[must_use]
+pub fn own_fn_name(func: &syn::Expr) -> Option<String> {
+    let syn::Expr::Path(p) = func else {
+        return None;
+    };
+    let segs = &p.path.segments;
+    let own = segs.len() == 1 || segs.len() == 2 && segs[0].ident == "Self";
+    (p.qself.is_none() && own).then(|| segs.last().map(|s| s.ident.to_string()))?
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

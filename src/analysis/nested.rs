@@ -147,16 +147,8 @@ fn factory_call(e: &Expr) -> Option<String> {
         Expr::MethodCall(m) if matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self")) => {
             Some(m.method.to_string())
         }
-        Expr::Call(c) => match &*c.func {
-            // A bare function or `Self::f`: a longer path names another type's function.
-            Expr::Path(p)
-                if p.path.segments.len() == 1
-                    || (p.path.segments.len() == 2 && p.path.segments[0].ident == "Self") =>
-            {
-                p.path.segments.last().map(|s| s.ident.to_string())
-            }
-            _ => None,
-        },
+        // A bare function or `Self::f`: a longer path names another type's function.
+        Expr::Call(c) => super::imports::own_fn_name(&c.func),
         _ => None,
     }
 }

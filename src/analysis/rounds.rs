@@ -354,12 +354,8 @@ pub(super) fn bound_checkers(bodies: &Bodies<'_>, apis: &Apis, known: &CrateHelp
         }
         fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
             // Only a name that means a function of the crate: `check(..)`, `Self::check(..)`.
-            if let Expr::Path(p) = &*c.func {
-                let segs = &p.path.segments;
-                let own = segs.len() == 1 || segs.len() == 2 && segs[0].ident == "Self";
-                if let (None, true, Some(last)) = (&p.qself, own, segs.last()) {
-                    self.call(last.ident.to_string());
-                }
+            if let Some(name) = super::imports::own_fn_name(&c.func) {
+                self.call(name);
             }
             visit::visit_expr_call(self, c);
         }
