@@ -138,55 +138,58 @@ fn crate_with(dir: &std::path::Path, files: &[(&str, &str)]) {
     }
 }
 
+/// The findings of a crate of `files` ([`findings`]).
+fn lint(files: &[(&str, &str)]) -> Vec<(String, usize, String)> {
+    let tmp = tempfile::tempdir().unwrap();
+    crate_with(tmp.path(), files);
+    findings(tmp.path())
+}
+
 fn unbounded(file: &str, line: usize) -> (String, usize, String) {
     (file.to_string(), line, "unbounded-retry".to_string())
 }
 
 #[test]
 fn an_optional_cap_defined_in_another_file_is_followed_through_a_helper() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
-    crate_with(dir, &[("options", OPTIONS_RS), ("subscribe", SUBSCRIBE_RS)]);
-    assert_eq!(findings(dir), vec![unbounded("subscribe.rs", 13)]);
+    assert_eq!(
+        lint(&[("options", OPTIONS_RS), ("subscribe", SUBSCRIBE_RS)]),
+        vec![unbounded("subscribe.rs", 13)]
+    );
 }
 
 #[test]
 fn a_helper_with_a_fallback_cap_in_another_file_bounds_the_loop() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
-    crate_with(
-        dir,
-        &[("options", FALLBACK_RS), ("subscribe", SUBSCRIBE_RS)],
+    assert_eq!(
+        lint(&[("options", FALLBACK_RS), ("subscribe", SUBSCRIBE_RS)]),
+        vec![]
     );
-    assert_eq!(findings(dir), vec![]);
 }
 
 #[test]
 fn a_helper_two_files_define_differently_says_nothing() {
     // Which `allow_retry` the loop calls is not known by name alone: neither answer is taken,
     // and the name, a bound by its words, stays the loop's gate.
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
-    crate_with(
-        dir,
-        &[
+    assert_eq!(
+        lint(&[
             ("options", OPTIONS_RS),
             ("legacy", FALLBACK_RS),
             ("subscribe", SUBSCRIBE_RS),
-        ],
+        ]),
+        vec![]
     );
-    assert_eq!(findings(dir), vec![]);
 }
 
 #[test]
 fn a_limit_helper_in_another_file_is_the_loops_gate() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
-    crate_with(dir, &[("budget", BUDGET_RS), ("reconnect", RECONNECT_RS)]);
-    assert_eq!(findings(dir), vec![]);
+    assert_eq!(
+        lint(&[("budget", BUDGET_RS), ("reconnect", RECONNECT_RS)]),
+        vec![]
+    );
     // Without the helper's file, nothing says `checked` can give up: the loop retries forever.
-    std::fs::remove_file(dir.join("src/budget.rs")).unwrap();
-    assert_eq!(findings(dir), vec![unbounded("reconnect.rs", 4)]);
+    assert_eq!(
+        lint(&[("reconnect", RECONNECT_RS)]),
+        vec![unbounded("reconnect.rs", 4)]
+    );
 }
 
 /// A gate helper of the asking file that reaches the other file's optional cap through a
@@ -251,28 +254,26 @@ pub async fn subscribe(conn: &Conn, opts: &RetryOptions) -> Result<(), Error> {
 
 #[test]
 fn a_chain_of_the_files_own_helpers_reaches_the_other_files_cap() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
-    crate_with(dir, &[("options", OPTIONS_RS), ("subscribe", CHAIN_RS)]);
-    assert_eq!(findings(dir), vec![unbounded("subscribe.rs", 18)]);
+    assert_eq!(
+        lint(&[("options", OPTIONS_RS), ("subscribe", CHAIN_RS)]),
+        vec![unbounded("subscribe.rs", 18)]
+    );
 }
 
 #[test]
 fn a_helper_with_a_second_fixed_cap_bounds_the_loop() {
     // The helper looks like the optional cap until its other cap is known: the answer is
     // withdrawn, not kept from the first look.
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
-    crate_with(dir, &[("options", OPTIONS_RS), ("subscribe", TWO_CAPS_RS)]);
-    assert_eq!(findings(dir), vec![]);
+    assert_eq!(
+        lint(&[("options", OPTIONS_RS), ("subscribe", TWO_CAPS_RS)]),
+        vec![]
+    );
 }
 
 #[test]
 fn a_helper_name_many_files_define_is_not_looked_up() {
     // Two files agree on what `checked` decides: the loop's gate. Five files define it: by
     // name alone it could be any of them, and none is parsed for it.
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
     let names: Vec<String> = (1..=5).map(|i| format!("budget{i}")).collect();
     let reconnect = RECONNECT_RS.replace("crate::budget::", "crate::budget1::");
     let with = |n: usize| -> Vec<(&str, &str)> {
@@ -281,10 +282,6 @@ fn a_helper_name_many_files_define_is_not_looked_up() {
         files.push(("reconnect", &reconnect));
         files
     };
-    crate_with(dir, &with(2));
-    assert_eq!(findings(dir), vec![]);
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
-    crate_with(dir, &with(5));
-    assert_eq!(findings(dir), vec![unbounded("reconnect.rs", 4)]);
+    assert_eq!(lint(&with(2)), vec![]);
+    assert_eq!(lint(&with(5)), vec![unbounded("reconnect.rs", 4)]);
 }
