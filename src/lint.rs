@@ -171,13 +171,9 @@ impl FileReport {
         test_code: Vec<Span>,
         wrappers: Vec<Wrapper>,
     ) -> Self {
-        // A name every library has says nothing about which helper is meant. (A name the
-        // whole file defines is not foreign: a masked parse that lacked its definition was
-        // redone whole, see `lint_parsed`.)
-        let foreign = (facts.foreign_callees.iter())
-            .filter(|n| !analysis::index::too_common_name(n))
-            .cloned()
-            .collect();
+        // (A name the whole file defines is not foreign: a masked parse that lacked its
+        // definition was redone whole, see `lint_parsed`.)
+        let foreign = facts.foreign_callees.iter().cloned().collect();
         FileReport {
             diagnostics,
             error: None,

@@ -192,7 +192,7 @@ pub(super) fn run(
             for n in decision_calls.get(&h).into_iter().flatten() {
                 if c.defined_fns.contains(n) {
                     todo.push(n.clone());
-                } else {
+                } else if !super::index::too_common_name(n) {
                     c.facts.foreign_callees.insert(n.clone());
                 }
             }
@@ -873,7 +873,7 @@ impl Collector<'_> {
         for n in flow.worded.iter().chain(asked) {
             if self.defined_fns.contains(n) {
                 self.gate_helpers.insert(n.clone());
-            } else {
+            } else if !super::index::too_common_name(n) {
                 self.facts.foreign_callees.insert(n.clone());
             }
         }

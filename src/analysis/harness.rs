@@ -3,7 +3,8 @@
 //! lines instead of a fixture, a rule and a rendered finding.
 //!
 //! Every fact kind of [`Facts`] has a line shape: sites, sleeps, server waits, status tests,
-//! fixed delays, nested retries, writes and replayed bodies, wrappers. Places are
+//! fixed delays, nested retries, writes and replayed bodies, wrappers, the helpers a file asks
+//! its crate about (`asks-crate`). Places are
 //! `line:col` (1-based, the column in characters) of the snippet; sites are named by their index
 //! (`#0`), as the other facts refer to them.
 
@@ -173,6 +174,9 @@ fn render(src: &SourceFile, f: &Facts) -> String {
             w.site.map_or_else(|| "-".to_string(), at)
         );
     }
+    for name in &f.foreign_callees {
+        let _ = writeln!(out, "asks-crate {name}");
+    }
     out
 }
 
@@ -292,6 +296,8 @@ mod tests {
         sleep 6:13 tokio::time::sleep(Duration::from_secs(wait)) site=#0
         server-wait 6:13 from 5:13
         status 4:12 site=#0
+        asks-crate is_success
+        asks-crate status
         ");
     }
 
@@ -356,6 +362,7 @@ async fn g() {
         fixed-delay 20:16 site=-
         nested site=#1 inner 16:18 by RetryTransientMiddleware
         wrapper retry_op param=0 cap=Literal(3) site=7:5
+        asks-crate op
         ");
     }
 
@@ -391,6 +398,7 @@ async fn eventually(c: &Client) -> bool {
         sleep 14:13 tokio::time::sleep(Duration::from_secs(1)) site=#1
         fixed-delay 5:13 site=#0
         fixed-delay 14:13 site=#1
+        asks-crate ping
         ");
     }
 
@@ -455,6 +463,7 @@ async fn lookup(c: &Client) -> Result<Option<V>, E> {
         ), @r"
         site #0 12:5 loop cap=none deadline=- exits-on-failure ungated-round=18:5
         reconnect 2:5 failure-paths=5:35,6:23 waits=
+        asks-crate is_not_found
         ");
     }
 
@@ -507,6 +516,7 @@ async fn stamped(c: &Client) -> Result<Conn, E> {
         fixed-delay 11:69 site=#1
         fixed-delay 19:69 site=#2
         fixed-delay 26:68 site=#3
+        asks-crate coordinator
         ");
     }
 
@@ -637,6 +647,7 @@ async fn drain(rx: &mut Rx) {
         sleep 36:9 tokio::time::sleep(Duration::from_secs(1)) site=-
         fixed-delay 8:9 site=#0
         fixed-delay 24:9 site=#1
+        asks-crate connect
         ");
     }
 
@@ -665,7 +676,10 @@ async fn drain(rx: &mut Rx) {
         }
     }
 }"
-        ), @"site #0 8:13 loop cap=none deadline=- ungated-round=16:13");
+        ), @r"
+        site #0 8:13 loop cap=none deadline=- ungated-round=16:13
+        asks-crate new_connection
+        ");
     }
 
     /// A `?` on a call of the file's own function that decides on a maximum (in a closure, as
@@ -720,6 +734,8 @@ async fn drain(rx: &mut Rx) {
         sleep 36:13 std::thread::sleep(Duration::from_secs(1)) site=#1 blocking
         fixed-delay 24:13 site=#0
         fixed-delay 36:13 site=#1
+        asks-crate connect_addr
+        asks-crate no_servers
         ");
     }
 
@@ -840,6 +856,7 @@ async fn d(req: Req) -> Result<R, E> {
         sleep 57:13 tokio::time::sleep(BACKOFF) site=#1
         fixed-delay 43:25 site=#0
         fixed-delay 57:13 site=#1
+        asks-crate state
         ");
     }
 
@@ -902,6 +919,8 @@ impl Reader {
         fixed-delay 25:13 site=#1
         fixed-delay 33:13 site=#2
         fixed-delay 40:13 site=#3
+        asks-crate connect_within
+        asks-crate dial
         ");
     }
 
@@ -1176,6 +1195,7 @@ async fn get(client: &Client) -> Result<Response> {
         server-wait 13:13 from 12:13
         server-wait 14:13 from 14:13 capped
         server-wait 15:13 from 15:13
+        asks-crate status
         ");
     }
     #[test]

@@ -93,6 +93,11 @@ const STD_QUERIES: &[&str] = &[
     "poll",
     "load",
     "store",
+    "filter",
+    "filter_map",
+    "find",
+    "any",
+    "all",
 ];
 
 /// A plain name (`new`, `is_some`, `call`) so common that a call of it says nothing about

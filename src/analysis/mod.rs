@@ -82,7 +82,7 @@ pub struct Facts {
     /// answer), or a give-up helper of the file decides by, that the file does not define:
     /// another file of the crate may define a checker or an optional cap of that name, which
     /// the driver's crate join ([`CrateHelpers`]) then tells the file about. Only a file with
-    /// a retry site asks.
+    /// a retry site asks, and never about a name every library has (`index::too_common_name`).
     pub foreign_callees: BTreeSet<String>,
 }
 
