@@ -237,12 +237,24 @@ pub fn summarize_whole(
     if is_test_file(src, config) || !config.words.may_match(&src.text, Groups::CRATE) {
         return Ok(None);
     }
+    on_whole_tree(src, config, |ast, _| {
+        let facts = analysis::sites(ast, src, &config.apis);
+        let summary = clients::summarize(ast, src, &config.apis, &facts);
+        Ok((!summary.is_empty()).then_some(summary))
+    })
+}
+
+/// Parse `src` whole, strip its test code, and run `f` on the tree with the stripped spans;
+/// a parse error or a panic becomes the file's error. The tree's spans are released after.
+fn on_whole_tree<T>(
+    src: &SourceFile,
+    config: &Config,
+    f: impl FnOnce(&syn::File, Vec<Span>) -> Result<T, FileError>,
+) -> Result<T, FileError> {
     let result = catch_unwind(AssertUnwindSafe(|| {
         let mut ast = parse::parse_text(src, &src.text)?;
-        strip_tests(&mut ast, src, config);
-        let facts = analysis::sites(&ast, src, &config.apis);
-        let summary = clients::summarize(&ast, src, &config.apis, &facts);
-        Ok((!summary.is_empty()).then_some(summary))
+        let tests = strip_tests(&mut ast, src, config);
+        f(&ast, tests)
     }));
     proc_macro2::extra::invalidate_current_thread_spans();
     result.unwrap_or_else(|panic| Err(internal_error(src, &*panic)))
@@ -461,30 +473,26 @@ pub fn relint_with_crate(
     if is_test_file(src, config) {
         return Ok((FileReport::default(), None));
     }
-    let result = catch_unwind(AssertUnwindSafe(|| {
-        let mut ast = parse::parse_text(src, &src.text)?;
-        let tests = strip_tests(&mut ast, src, config);
-        let mut facts = analysis::analyze_with(&ast, src, &config.apis, known, helpers);
+    on_whole_tree(src, config, |ast, tests| {
+        let mut facts = analysis::analyze_with(ast, src, &config.apis, known, helpers);
         let wrappers = placed(src, std::mem::take(&mut facts.wrappers));
         let cx = Context {
             src,
-            ast: &ast,
+            ast,
             facts: &facts,
             apis: &config.apis,
         };
         let mut diagnostics = rules::file_findings(&cx, &config.rules);
-        drop_fixes_in_macros(&ast, src, &mut diagnostics);
+        drop_fixes_in_macros(ast, src, &mut diagnostics);
         let summary = if config.words.may_match(&src.text, Groups::CRATE) {
-            let s = clients::summarize(&ast, src, &config.apis, &facts);
+            let s = clients::summarize(ast, src, &config.apis, &facts);
             (!s.is_empty()).then_some(s)
         } else {
             None
         };
         let report = FileReport::analysed(diagnostics, &facts, tests, wrappers);
         Ok((report, summary))
-    }));
-    proc_macro2::extra::invalidate_current_thread_spans();
-    result.unwrap_or_else(|panic| Err(internal_error(src, &*panic)))
+    })
 }
 
 /// What the helpers named `names` that `src` defines answer ([`CrateHelpers`]), from its
@@ -497,13 +505,9 @@ pub fn helpers_of(
     if is_test_file(src, config) {
         return Ok(CrateHelpers::default());
     }
-    let result = catch_unwind(AssertUnwindSafe(|| {
-        let mut ast = parse::parse_text(src, &src.text)?;
-        strip_tests(&mut ast, src, config);
-        Ok(CrateHelpers::of_file(&ast, &config.apis, names))
-    }));
-    proc_macro2::extra::invalidate_current_thread_spans();
-    result.unwrap_or_else(|panic| Err(internal_error(src, &*panic)))
+    on_whole_tree(src, config, |ast, _| {
+        Ok(CrateHelpers::of_file(ast, &config.apis, names))
+    })
 }
 
 /// Is the whole file test code that this run leaves alone (`lint-tests` off)?

@@ -440,9 +440,9 @@ pub(super) fn bound_checkers(bodies: &Bodies<'_>, apis: &Apis, known: &CrateHelp
     };
     out.bounds.clone_from(&crate_bounds);
     out.optional.clone_from(&crate_optional);
-    for (sig, own) in fns.iter().zip(&whole) {
+    for ((sig, _), own) in fns.iter().zip(&whole) {
         if let Some(o) = own {
-            out.optional.insert(sig.0.ident.to_string(), o.clone());
+            out.optional.insert(sig.ident.to_string(), o.clone());
         }
     }
     // A helper's answer may rest on another's: each round recomputes every answer from the
