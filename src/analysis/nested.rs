@@ -529,6 +529,9 @@ impl<'ast> Visit<'ast> for Sites<'_> {
     }
 }
 
+/// Calls that start a task beside the caller.
+const SPAWNS: &[&str] = &["spawn", "spawn_local", "spawn_blocking"];
+
 /// Receivers of method calls in a site: plain locals and `self.<field>`.
 #[derive(Default)]
 struct Uses {
@@ -561,11 +564,30 @@ impl<'ast> Visit<'ast> for Uses {
                     self.calls.push((id.to_string(), false));
                 }
             }
+            // `tokio::spawn(async { .. })`, `task::spawn(..)`, `spawn(..)`: a task the site starts
+            // runs beside it, so what it calls is no part of the site's attempt. A type's
+            // `spawn` (`Retry::spawn(strategy, op)`) is a combinator running its operation.
+            let segs: Vec<String> = p
+                .path
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect();
+            let module = segs.len() < 2
+                || segs[segs.len() - 2].starts_with(|c: char| c.is_ascii_lowercase());
+            if module && segs.last().is_some_and(|l| SPAWNS.contains(&l.as_str())) {
+                return;
+            }
         }
         visit::visit_expr_call(self, c);
     }
 
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        // `tasks.spawn(async move { .. })` on a `JoinSet`, a runtime handle: as above.
+        if SPAWNS.contains(&m.method.to_string().as_str()) {
+            self.visit_expr(&m.receiver);
+            return;
+        }
         match &*m.receiver {
             Expr::Path(p) if p.path.is_ident("self") && self.leaving == 0 => {
                 self.calls.push((m.method.to_string(), true));
