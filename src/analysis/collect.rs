@@ -151,6 +151,7 @@ pub(super) fn run(
         facts: Facts::default(),
         fn_stack: Vec::new(),
         site_stack: Vec::new(),
+        loop_fns: Vec::new(),
         raced: 0,
         deadline: 0,
         impl_stack: Vec::new(),
@@ -200,6 +201,7 @@ pub(super) fn run(
     }
     bounded_by_name(&mut c.facts, &c.bounded_locals, &c.local_inits);
     outer_bound(&mut c.facts, &c.private_fns, &c.calls);
+    helper_waits(&mut c.facts, &c.calls);
     let mut facts = c.facts;
     facts.imports = imports;
     facts
@@ -213,6 +215,8 @@ struct Collector<'a> {
     facts: Facts,
     fn_stack: Vec<usize>,
     site_stack: Vec<usize>,
+    /// The function of each loop around the current node, innermost last.
+    loop_fns: Vec<Option<usize>>,
     raced: usize,
     deadline: usize,
     /// Futures bound to a local and then handed to a deadline wrapper by name (`let fut =
@@ -277,6 +281,12 @@ struct Call {
     name: String,
     bounded: bool,
     from: Option<usize>,
+    /// The innermost retry site the call is written in.
+    site: Option<usize>,
+    /// The call, when it can only mean the file's own function (`name(..)`, `Self::name(..)`,
+    /// `self.name(..)`), with what its arguments are made of: [`helper_waits`] attributes only
+    /// those.
+    own: Option<super::Via>,
 }
 
 impl Collector<'_> {
@@ -351,11 +361,32 @@ impl Collector<'_> {
         (clock, ahead)
     }
 
-    fn note_call(&mut self, name: String) {
+    /// An own call with its arguments ([`Call::own`]).
+    fn own_call(
+        &self,
+        at: proc_macro2::Span,
+        args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>,
+    ) -> super::Via {
+        let mut v = super::Via {
+            call: self.span(at),
+            words: BTreeSet::new(),
+            idents: BTreeSet::new(),
+            from: self.fn_stack.last().copied(),
+        };
+        for a in args {
+            v.words.extend(words_of(a));
+            v.idents.extend(super::Binding::idents_of(a));
+        }
+        v
+    }
+
+    fn note_call(&mut self, name: String, own: Option<super::Via>) {
         self.calls.push(Call {
             name,
             bounded: self.raced > 0 || self.deadline > 0,
             from: self.fn_stack.last().copied(),
+            site: self.site_stack.last().copied(),
+            own,
         });
     }
 
@@ -593,6 +624,7 @@ impl Collector<'_> {
         );
         let function = self.fn_stack.last().copied();
         let site = self.site_stack.last().copied();
+        let in_loop = self.loop_fns.last().is_some_and(|&f| f == function);
         // An async sleep that is not awaited on the spot is composed with something else
         // (stored and pinned for `select!`, passed to a race helper, returned as a policy's
         // wait future): whoever awaits it decides, so it does not count as a bare wait.
@@ -608,6 +640,8 @@ impl Collector<'_> {
             under_deadline: self.deadline > 0,
             function,
             site,
+            in_loop,
+            via: None,
         });
         let id = self.facts.sleeps.len() - 1;
         if let Some(s) = site {
@@ -691,12 +725,14 @@ impl Collector<'_> {
         true
     }
 
-    /// Visit with `site` (when the loop is one) as the innermost retry site.
+    /// Visit a loop with `site` (when the loop is one) as the innermost retry site.
     fn in_site(&mut self, site: Option<usize>, visit: impl FnOnce(&mut Self)) {
         if let Some(s) = site {
             self.site_stack.push(s);
         }
+        self.loop_fns.push(self.fn_stack.last().copied());
         visit(self);
+        self.loop_fns.pop();
         if site.is_some() {
             self.site_stack.pop();
         }
@@ -915,11 +951,14 @@ impl Collector<'_> {
                 cap = Cap::Symbolic;
             }
         }
+        // A time word of a counter the loop steps (`attempts_remaining -= 1`) names attempts
+        // left, not time left: `attempts_remaining == 0` is an attempt cap.
         let manual_deadline = scan.time_check
-            || scan
-                .comparisons
-                .iter()
-                .any(|c| c.words.iter().any(|w| TIME_WORDS.contains(&w.as_str())));
+            || scan.comparisons.iter().filter(|c| !c.unexiting).any(|c| {
+                c.words
+                    .iter()
+                    .any(|w| TIME_WORDS.contains(&w.as_str()) && !scan.incremented.contains(w))
+            });
         let deadline = if self.deadline > 0 || self.raced > 0 {
             Some(Deadline::Outer)
         } else if manual_deadline {
@@ -1274,7 +1313,11 @@ impl<'ast> Visit<'ast> for Collector<'_> {
                 self.note_wrapper(&id.to_string());
             }
             if let Some(last) = p.path.segments.last() {
-                self.note_call(last.ident.to_string());
+                // Only a call inside a site can be a site's wait ([`helper_waits`]).
+                let own = super::imports::own_fn_name(callee)
+                    .filter(|_| !self.site_stack.is_empty())
+                    .map(|_| self.own_call(call.span(), &call.args));
+                self.note_call(last.ident.to_string(), own);
             }
         }
         let Expr::Path(p) = &*call.func else {
@@ -1380,7 +1423,10 @@ impl<'ast> Visit<'ast> for Collector<'_> {
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
         self.note_chain(m);
         let name = m.method.to_string();
-        self.note_call(name.clone());
+        let on_self = matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"));
+        let own =
+            (on_self && !self.site_stack.is_empty()).then(|| self.own_call(m.span(), &m.args));
+        self.note_call(name.clone(), own);
         if matches!(name.as_str(), "when" | "retry_if") && m.args.first().is_some_and(status_only) {
             // The chain's calls all start where its root does: the combinator below finds it.
             self.status_only.insert(self.span(m.span()).start);
@@ -1442,7 +1488,7 @@ impl<'ast> Visit<'ast> for Collector<'_> {
             let bounded = std::mem::replace(&mut self.raced, 0);
             let deadline = std::mem::replace(&mut self.deadline, 0);
             super::words::for_each_ident(mac.tokens.clone(), &mut |i| {
-                self.note_call(i.to_string());
+                self.note_call(i.to_string(), None);
             });
             (self.raced, self.deadline) = (bounded, deadline);
             visit::visit_macro(self, mac);
@@ -1530,6 +1576,72 @@ fn outer_bound(facts: &mut Facts, private: &HashSet<usize>, calls: &[Call]) {
         }
     }
     facts.hidden_callers.extend(facts_hidden);
+}
+
+/// A wait in a helper of the file that retry sites call between attempts (`self.wait(n).await`
+/// with `async fn wait(&self, n: u32) { sleep(self.delay(n)).await }`, `backoff_sleep(attempt)`)
+/// is those sites' wait: RULES.md's "sleep at a retry site" does not stop at a function
+/// boundary. The helper must be unambiguous (one function of the file by that name, called only
+/// as the file's own, `name(..)`, `Self::name(..)` or `self.name(..)`, and only from inside
+/// retry sites), and the sleep must be the helper's own statement, not a task it spawns. A
+/// call raced or under a deadline makes the wait cancellable with it; the first calling site
+/// is the one the wait is reported against.
+fn helper_waits(facts: &mut Facts, calls: &[Call]) {
+    let item_of = |mut f: usize| {
+        while facts.functions[f].kind != FnKind::Item {
+            match facts.functions[f].parent {
+                Some(p) => f = p,
+                None => break,
+            }
+        }
+        f
+    };
+    let mut found: Vec<(usize, usize, super::Via)> = Vec::new();
+    for (i, sleep) in facts.sleeps.iter().enumerate() {
+        let Some(f) = sleep.function else { continue };
+        // A wait inside a loop of the helper is its own business (a wait in slices that re-checks
+        // a stop flag, a poll): only a helper's plain wait is the calling site's.
+        if sleep.site.is_some()
+            || sleep.in_loop
+            || sleep.raced
+            || sleep.under_deadline
+            || facts.functions[f].kind != FnKind::Item
+        {
+            continue;
+        }
+        let name = &facts.functions[f].name;
+        let defined = facts
+            .functions
+            .iter()
+            .filter(|g| g.kind == FnKind::Item && &g.name == name)
+            .count();
+        if defined != 1 {
+            continue;
+        }
+        let mut by: Option<(usize, &super::Via)> = None;
+        let mut all = true;
+        let mut any = false;
+        for c in calls.iter().filter(|c| &c.name == name) {
+            if c.from.map(&item_of) == Some(f) {
+                continue;
+            }
+            any = true;
+            match (&c.own, c.site) {
+                (Some(at), Some(s)) if !c.bounded => {
+                    by.get_or_insert((s, at));
+                }
+                _ => all = false,
+            }
+        }
+        if let (true, true, Some((s, at))) = (any, all, by) {
+            found.push((i, s, at.clone()));
+        }
+    }
+    for (i, s, at) in found {
+        facts.sleeps[i].site = Some(s);
+        facts.sleeps[i].via = Some(at);
+        facts.sites[s].sleeps.push(i);
+    }
 }
 
 /// A future bound to a local and handed to a deadline wrapper by name (`let fut = async { ..
@@ -2037,6 +2149,8 @@ pub(super) fn int_lit(e: &Expr) -> Option<u64> {
 
 struct Comparison {
     words: BTreeSet<String>,
+    /// In a condition no exit hangs on ([`LoopScan::unexiting_cond`]).
+    unexiting: bool,
     literal: Option<u64>,
     /// The optional cap whose unset value makes this comparison irrelevant (it is a disjunct
     /// next to `max.is_none()`, inside a `Some(max)` arm that `None` skips, or against
@@ -2115,6 +2229,10 @@ struct LoopScan<'a> {
     escape: Option<String>,
     /// Inside the condition of an `if` whose branches decide nothing about the loop.
     inert_cond: bool,
+    /// Inside the condition of an `if` whose branches neither leave, go round, fail nor set a
+    /// flag (`if now.elapsed() > healthy_after { backoff.reset() }`): a clock compared there
+    /// tunes the next wait, it is no deadline the loop gives up by.
+    unexiting_cond: bool,
 }
 
 impl<'a> LoopScan<'a> {
@@ -2158,6 +2276,7 @@ impl<'a> LoopScan<'a> {
             opt_locals: HashMap::new(),
             escape: None,
             inert_cond: false,
+            unexiting_cond: false,
         }
     }
 
@@ -2207,6 +2326,7 @@ impl<'a> LoopScan<'a> {
             literal: None,
             escape: Some(option.clone()),
             inert: self.inert_cond,
+            unexiting: self.unexiting_cond,
         });
         true
     }
@@ -2408,13 +2528,15 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
             && e.else_branch
                 .as_ref()
                 .is_none_or(|(_, els)| matches!(&**els, Expr::Block(b) if logs_only(&b.block)));
-        let outer = (self.escape.clone(), self.inert_cond);
+        let unexiting = then_flow.inert() && else_flow.as_ref().is_none_or(opt::Flow::inert);
+        let outer = (self.escape.clone(), self.inert_cond, self.unexiting_cond);
         if cond_escape.is_some() {
             self.escape = cond_escape;
         }
         self.inert_cond = inert;
+        self.unexiting_cond = unexiting;
         self.visit_expr(&e.cond);
-        (self.escape, self.inert_cond) = outer;
+        (self.escape, self.inert_cond, self.unexiting_cond) = outer;
         // `if let Ok(v) = attempt().await { return v }`: the outcome of an operation is tested
         // like `is_ok()`, and the path past a branch that always leaves is the `Err` one, which
         // goes round. A lock or a parse tested this way is no attempt: the operation must await
@@ -2587,7 +2709,9 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
                 });
                 // `if waited > 60 { give up }`: a clock value compared is a deadline checked by
                 // hand, whatever it is called.
-                if !self.inert_cond && (self.names_instant(&b.left) || self.names_instant(&b.right))
+                if !self.inert_cond
+                    && !self.unexiting_cond
+                    && (self.names_instant(&b.left) || self.names_instant(&b.right))
                 {
                     self.time_check = true;
                 }
@@ -2596,6 +2720,7 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
                     literal,
                     escape,
                     inert: self.inert_cond,
+                    unexiting: self.unexiting_cond,
                 });
             }
             AddAssign(_) | SubAssign(_) => {
@@ -2675,6 +2800,7 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
                 literal: None,
                 escape: None,
                 inert: false,
+                unexiting: false,
             });
         }
         if name.starts_with("select") {

@@ -95,6 +95,9 @@ fn render(src: &SourceFile, f: &Facts) -> String {
                 let _ = write!(out, " {flag}");
             }
         }
+        if let Some(v) = &s.via {
+            let _ = write!(out, " via={}", at(v.call));
+        }
         out.push('\n');
     }
     for w in &f.server_waits {
@@ -1231,6 +1234,44 @@ async fn other(c: &Client) -> Result<(), Error> {
         fixed-delay 18:9 site=#1
         ");
     }
+    #[test]
+    fn a_helper_that_waits_for_its_caller_is_the_callers_wait() {
+        // `pause` is called only between the loop's attempts: its sleep is the loop's. `nap` is
+        // also called outside any site, and `slices` waits in a loop of its own: neither is.
+        insta::assert_snapshot!(check(
+            "async fn pause(n: u32) {
+    tokio::time::sleep(Duration::from_millis(100 << n)).await;
+}
+async fn nap() {
+    tokio::time::sleep(Duration::from_millis(10)).await;
+}
+fn slices(d: Duration, stop: &AtomicBool) {
+    while !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(d.min(Duration::from_millis(50)));
+    }
+}
+async fn fetch(c: &Client) -> Result<(), Error> {
+    nap().await;
+    for attempt in 0..5 {
+        match c.call().await {
+            Ok(()) => return Ok(()),
+            Err(_) => {
+                pause(attempt).await;
+                nap().await;
+            }
+        }
+    }
+    Err(Error::GaveUp)
+}"
+        ), @r"
+        site #0 14:5 for cap=5 deadline=-
+        sleep 2:5 tokio::time::sleep(Duration::from_millis(100 << n)) site=#0 via=18:17
+        sleep 5:5 tokio::time::sleep(Duration::from_millis(10)) site=-
+        sleep 9:9 std::thread::sleep(d.min(Duration::from_millis(50))) site=- blocking
+        fixed-delay 2:5 site=-
+        ");
+    }
+
     #[test]
     fn a_supervisor_that_waits_after_a_failure_has_reconnect_waits() {
         insta::assert_snapshot!(check(

@@ -365,8 +365,25 @@ pub struct Sleep {
     pub under_deadline: bool,
     /// Innermost function.
     pub function: Option<usize>,
-    /// Innermost retry site.
+    /// Innermost retry site; for a wait in a helper the sites call, the first calling site.
     pub site: Option<usize>,
+    /// Inside a loop of its own function (retry site or not).
+    pub in_loop: bool,
+    /// The call of the helper the wait is in, when the site waits through one.
+    pub via: Option<Via>,
+}
+
+/// The call through which a retry site waits in a helper of the file (`sleep_for(d).await`).
+#[derive(Debug, Clone)]
+pub struct Via {
+    /// The call.
+    pub call: Span,
+    /// Words of its arguments: what the duration handed in is made of.
+    pub words: BTreeSet<String>,
+    /// Identifiers of its arguments, whole: the caller's locals they read.
+    pub idents: BTreeSet<String>,
+    /// The function the call is written in.
+    pub from: Option<usize>,
 }
 
 impl Facts {
@@ -444,8 +461,28 @@ impl Sleep {
     /// a wait you cannot finish": `if now + delay > deadline { return }`). A `min` / `clamp`
     /// against a fixed maximum (`delay.min(max_delay)`) is no such cap: RULES.md asks for the
     /// time remaining, and a wait capped at 30 s still overshoots a deadline 1 s away.
+    /// For a wait in a helper, what the site hands the helper counts as its duration too.
     #[must_use]
     pub fn capped(&self, facts: &Facts) -> bool {
+        Self::capped_by(
+            &self.duration_words,
+            &self.duration_idents,
+            self.function,
+            self.site,
+            facts,
+        ) || self
+            .via
+            .as_ref()
+            .is_some_and(|v| Self::capped_by(&v.words, &v.idents, v.from, self.site, facts))
+    }
+
+    fn capped_by(
+        duration_words: &BTreeSet<String>,
+        duration_idents: &BTreeSet<String>,
+        function: Option<usize>,
+        site: Option<usize>,
+        facts: &Facts,
+    ) -> bool {
         const TIME_LEFT_WORDS: &[&str] = &[
             "remaining",
             "deadline",
@@ -459,18 +496,18 @@ impl Sleep {
             "duration", "from", "secs", "millis", "std", "time", "core", "as", "u64", "mul", "f64",
             "f32", "tokio", "sleep", "self", "await",
         ];
-        let mut words = self.duration_words.clone();
+        let mut words = duration_words.clone();
         // A local bound only before the loop holds the time left as it was then
         // (`let max_backoff = time_left(deadline) / 5` before the loop, `backoff.min(max_backoff)`
         // in it): a fixed cap by now, not the time remaining at the wait.
-        let site_start = self.site.map(|s| facts.sites[s].span.start);
+        let site_start = site.map(|s| facts.sites[s].span.start);
         let frozen = |b: &Binding| site_start.is_some_and(|s| b.at.iter().all(|&a| a < s));
-        if let Some(f) = self.function {
+        if let Some(f) = function {
             let bindings = &facts.functions[f].bindings;
             // Locals bound from locals (`let d = base * 2; let wait = d.min(left);`): a few
             // steps back, each local once.
             let mut seen: BTreeSet<&str> = BTreeSet::new();
-            let mut frontier: Vec<&str> = self.duration_idents.iter().map(String::as_str).collect();
+            let mut frontier: Vec<&str> = duration_idents.iter().map(String::as_str).collect();
             for _ in 0..3 {
                 let mut next = Vec::new();
                 for name in frontier {
@@ -488,16 +525,28 @@ impl Sleep {
         if words.iter().any(|w| TIME_LEFT_WORDS.contains(&w.as_str())) {
             return true;
         }
-        let own: BTreeSet<&String> = self
-            .duration_words
+        let own: BTreeSet<&String> = duration_words
             .iter()
             .filter(|w| !GENERIC.contains(&w.as_str()))
             .collect();
-        self.site.is_some_and(|s| {
+        // A local the duration reads, compared whole (`if sleep_duration >= remaining { give up
+        // }`), though each of its words is generic.
+        let locals = function.map(|f| &facts.functions[f].bindings);
+        let compared_whole = |c: &BTreeSet<String>| {
+            duration_idents
+                .iter()
+                .filter(|i| locals.is_some_and(|l| l.contains_key(*i)))
+                .any(|i| {
+                    let mut w = BTreeSet::new();
+                    words::split_ident(i, &mut w);
+                    w.len() > 1 && w.is_subset(c)
+                })
+        };
+        site.is_some_and(|s| {
             facts.sites[s]
                 .comparison_words
                 .iter()
-                .any(|c| c.iter().any(|w| own.contains(w)))
+                .any(|c| c.iter().any(|w| own.contains(w)) || compared_whole(c))
         })
     }
 }

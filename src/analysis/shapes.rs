@@ -67,6 +67,7 @@ pub(super) fn recursion(name: &str, body: &syn::Block) -> Option<(Cap, proc_macr
         name,
         failure: 0,
         found: None,
+        stepped: std::collections::HashSet::new(),
     };
     v.visit_block(body);
     v.found
@@ -93,6 +94,41 @@ struct SelfCall<'n> {
     /// Depth of failure branches (`Err(..)` arms, `if let Err`, `.or_else(..)` closures).
     failure: usize,
     found: Option<(Cap, proc_macro2::Span)>,
+    /// Locals of the body bound to a stepped count (`let opts = Opts { max_retries:
+    /// opts.max_retries.saturating_sub(1), ..opts }`), handed on by name.
+    stepped: std::collections::HashSet<String>,
+}
+
+/// Counts one step: `n - 1`, `n + 1`, `n.saturating_sub(1)`, `n.checked_sub(1)?`, anywhere in
+/// `e` (a struct literal's field, a tuple).
+fn steps(e: &Expr) -> bool {
+    #[derive(Default)]
+    struct Step(bool);
+    impl<'ast> Visit<'ast> for Step {
+        fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+            let by_literal = [&*b.left, &*b.right]
+                .iter()
+                .any(|e| matches!(e, Expr::Lit(l) if matches!(l.lit, syn::Lit::Int(_))));
+            self.0 |= by_literal && matches!(b.op, syn::BinOp::Sub(_) | syn::BinOp::Add(_));
+            visit::visit_expr_binary(self, b);
+        }
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            self.0 |= matches!(
+                m.method.to_string().as_str(),
+                "saturating_sub"
+                    | "checked_sub"
+                    | "wrapping_sub"
+                    | "saturating_add"
+                    | "checked_add"
+                    | "wrapping_add"
+            );
+            visit::visit_expr_method_call(self, m);
+        }
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+    }
+    let mut v = Step::default();
+    v.visit_expr(e);
+    v.0
 }
 
 impl SelfCall<'_> {
@@ -104,8 +140,22 @@ impl SelfCall<'_> {
         if self.failure == 0 {
             return;
         }
+        // An argument that steps a count, written in place (`n - 1`) or bound to a local of
+        // the body first (`let opts = Opts { tries: opts.tries.saturating_sub(1), .. }`).
         let counted = args.iter().any(|a| {
-            matches!(a, Expr::Binary(b) if matches!(b.op, syn::BinOp::Sub(_) | syn::BinOp::Add(_)))
+            let mut a = a;
+            while let Expr::Reference(r) = a {
+                a = &r.expr;
+            }
+            match a {
+                Expr::Binary(b) => matches!(b.op, syn::BinOp::Sub(_) | syn::BinOp::Add(_)),
+                Expr::MethodCall(_) => steps(a),
+                Expr::Path(p) => p
+                    .path
+                    .get_ident()
+                    .is_some_and(|i| self.stepped.contains(&i.to_string())),
+                _ => false,
+            }
         });
         let cap = if counted { Cap::Symbolic } else { Cap::None };
         // One counted call bounds the recursion; otherwise point at the first call.
@@ -119,6 +169,18 @@ impl SelfCall<'_> {
 
 impl<'ast> Visit<'ast> for SelfCall<'_> {
     fn visit_item(&mut self, _: &'ast syn::Item) {}
+
+    fn visit_local(&mut self, l: &'ast syn::Local) {
+        if let (Pat::Ident(id), Some(init)) = (&l.pat, &l.init) {
+            let name = id.ident.to_string();
+            if steps(&init.expr) {
+                self.stepped.insert(name);
+            } else {
+                self.stepped.remove(&name);
+            }
+        }
+        visit::visit_local(self, l);
+    }
 
     fn visit_arm(&mut self, a: &'ast syn::Arm) {
         let err = is_err_pat(&a.pat);

@@ -28,6 +28,9 @@ pub(super) struct Reading {
     cap: Option<Cap>,
     /// `Some(true)`: the total time is bounded; `Some(false)`: that bound was switched off.
     total: Option<bool>,
+    /// The total was given an option as it is (`.with_max_elapsed_time(opts.max_elapsed)`):
+    /// these methods take an `Option`, and its `None` switches the bound off.
+    total_option: Option<String>,
     /// The constructor makes a strategy that never stops by itself.
     endless: bool,
 }
@@ -42,7 +45,10 @@ impl Reading {
     pub(super) fn cap(&self) -> Cap {
         match (&self.cap, self.total) {
             (Some(c), _) if *c != Cap::None => c.clone(),
-            (_, Some(true)) => Cap::Symbolic,
+            (_, Some(true)) => self
+                .total_option
+                .clone()
+                .map_or(Cap::Symbolic, Cap::OffWhenNone),
             (Some(_), _) | (None, Some(false)) => Cap::None,
             (None, None) if self.endless => Cap::None,
             (None, None) => Cap::Unknown,
@@ -56,6 +62,7 @@ impl Reading {
         }
         if later.total.is_some() {
             self.total = later.total;
+            self.total_option.clone_from(&later.total_option);
         }
         self.endless |= later.endless;
     }
@@ -117,6 +124,9 @@ impl Reading {
             self.cap = Some(count(arg, 0));
         } else if has(&v.totals) {
             self.total = Some(!arg.is_some_and(is_none));
+            // A place named like a limit handed on as it is; `Some(d)`, a call or a literal is
+            // read as set.
+            self.total_option = arg.and_then(super::optional_cap::option_name);
         }
     }
 
@@ -268,6 +278,32 @@ mod tests {
         );
         assert_eq!(
             cap("ExponentialBackoffBuilder::new().with_max_elapsed_time(Some(d)).build()"),
+            Cap::Symbolic
+        );
+    }
+
+    #[test]
+    fn a_time_bound_handed_an_option_is_off_when_it_is_none() {
+        assert_eq!(
+            cap("ExponentialBackoffBuilder::new().with_max_elapsed_time(self.options.retry_max_elapsed_time).build()"),
+            Cap::OffWhenNone("retry_max_elapsed_time".into())
+        );
+        assert_eq!(
+            cap("ExponentialBackoff { max_elapsed_time: cfg.max_elapsed_time, ..Default::default() }"),
+            Cap::OffWhenNone("max_elapsed_time".into())
+        );
+        // An attempt cap beside it bounds the strategy whatever the option says.
+        assert_eq!(
+            cap("ExponentialBuilder::default().with_total_delay(cfg.max_total_delay).with_max_times(5)"),
+            Cap::Literal(6)
+        );
+        // Set on the spot, or a place not named like a limit: read as set.
+        assert_eq!(
+            cap("ExponentialBackoffBuilder::new().with_max_elapsed_time(Some(cfg.max_elapsed)).build()"),
+            Cap::Symbolic
+        );
+        assert_eq!(
+            cap("ExponentialBackoffBuilder::new().with_max_elapsed_time(self.patience).build()"),
             Cap::Symbolic
         );
     }

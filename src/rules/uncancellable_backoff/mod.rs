@@ -54,7 +54,12 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
         if sleep.raced || sleep.under_deadline || site.deadline == Some(Deadline::Outer) {
             continue;
         }
-        let sources = facts.cancel_sources(sleep.function);
+        // A wait in a helper the site calls: what is in scope at the call counts too (the
+        // helper cannot race a token it is not handed).
+        let mut sources = facts.cancel_sources(sleep.function);
+        if sleep.via.is_some() && sources.is_empty() {
+            sources = facts.cancel_sources(site.function);
+        }
         let help = if sleep.blocking {
             BLOCKING_HELP
         } else {
@@ -100,6 +105,9 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
         } else {
             continue;
         };
+        if let Some(via) = &sleep.via {
+            d = d.related(via.call, "the retry site waits through this call");
+        }
         d = d.related(site.anchor, "retry site");
         out.push(d);
     }
