@@ -144,6 +144,7 @@ pub(super) fn run(
         checkers.optional,
     );
     let decision_calls = checkers.called;
+    let racers = checkers.races;
     let mut c = Collector {
         src,
         apis,
@@ -175,6 +176,8 @@ pub(super) fn run(
         in_trait_impl: false,
         private_fns: HashSet::new(),
         calls: Vec::new(),
+        racers,
+        racer_asks: BTreeSet::new(),
         bounded_locals: Vec::new(),
         local_inits: Vec::new(),
     };
@@ -183,6 +186,8 @@ pub(super) fn run(
     // the crate may answer (`give_up_or_wait` of this file asks `opts.allow_retry(n)` of
     // another). Only a file with a site asks.
     if !c.facts.sites.is_empty() {
+        let asks = std::mem::take(&mut c.racer_asks);
+        c.facts.foreign_callees.extend(asks);
         // The gate helpers, and the file's helpers they call, as deep as they go.
         let mut todo: Vec<String> = c.gate_helpers.iter().cloned().collect();
         let mut seen: BTreeSet<String> = BTreeSet::new();
@@ -274,6 +279,12 @@ struct Collector<'a> {
     /// Every call by name, with whether it runs under a deadline or raced in `select!`, and
     /// the body it is written in ([`outer_bound`]).
     calls: Vec<Call>,
+    /// Functions (the file's, and the crate's answers) that race the futures handed at these
+    /// positions ([`super::rounds::Checkers::races`]).
+    racers: std::collections::BTreeMap<String, BTreeSet<usize>>,
+    /// Functions of other files handed a call of this file's (`with_stopper(rx,
+    /// supervise(state))`): the crate may answer that they race it.
+    racer_asks: BTreeSet<String>,
 }
 
 /// A call of a function or method by its last name, as [`outer_bound`] reads it.
@@ -1364,6 +1375,31 @@ impl<'ast> Visit<'ast> for Collector<'_> {
         if crates_own && self.injected_sleep(call.span(), &last, &call.args, || segs.join("::")) {
             visit::visit_expr_call(self, call);
             return;
+        }
+        // A function that races what it is handed (`with_stopper(stop_rx, supervise(state))`):
+        // the future at a raced position runs under the caller's deadline, as inside
+        // `select!`. One of another file is asked about when it is handed a call of this file's.
+        let crates_path = segs.len() == 1 || matches!(segs[0].as_str(), "crate" | "self" | "super");
+        if crates_path {
+            if let Some(raced) = self.racers.get(&last).cloned() {
+                for (i, a) in call.args.iter().enumerate() {
+                    let on = raced.contains(&i);
+                    self.raced += usize::from(on);
+                    self.visit_expr(a);
+                    self.raced -= usize::from(on);
+                }
+                return;
+            }
+            let hands_own_call = call.args.iter().any(|a| {
+                matches!(a, Expr::Call(c) if super::imports::own_fn_name(&c.func)
+                    .is_some_and(|n| self.defined_fns.contains(&n)))
+            });
+            if hands_own_call
+                && !self.defined_fns.contains(&last)
+                && !super::index::too_common_name(&last)
+            {
+                self.racer_asks.insert(last.clone());
+            }
         }
         // The crate's own timeout helper (`crate::rt::timeout(d, async { .. })`, a runtime
         // shim over tokio's and async-std's): named as one and given a future, it bounds it.

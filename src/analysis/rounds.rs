@@ -411,7 +411,19 @@ pub(super) fn bound_checkers(bodies: &Bodies<'_>, apis: &Apis, known: &CrateHelp
         if clock.0 {
             out.clock.insert(name.clone());
         }
+        // Two definitions of one name race what they both race.
+        let raced = racing_params(sig, body);
+        out.races
+            .entry(name.clone())
+            .and_modify(|r| r.retain(|p| raced.contains(p)))
+            .or_insert(raced);
         out.defined.insert(name);
+    }
+    out.races.retain(|_, r| !r.is_empty());
+    for (name, raced) in &known.0.races {
+        if !out.defined.contains(name) {
+            out.races.insert(name.clone(), raced.clone());
+        }
     }
     // The crate's answers for names this file does not define.
     let (crate_bounds, crate_optional): (BTreeSet<String>, BTreeMap<String, String>) = {
@@ -517,13 +529,17 @@ impl CrateHelpers {
         clock: BTreeSet::new(),
         optional: std::collections::BTreeMap::new(),
         called: std::collections::BTreeMap::new(),
+        races: std::collections::BTreeMap::new(),
     });
 
     /// Does it answer anything for one of `names`?
     #[must_use]
     pub fn answers_any<'n>(&self, mut names: impl Iterator<Item = &'n String>) -> bool {
         names.any(|n| {
-            self.0.bounds.contains(n) || self.0.clock.contains(n) || self.0.optional.contains_key(n)
+            self.0.bounds.contains(n)
+                || self.0.clock.contains(n)
+                || self.0.optional.contains_key(n)
+                || self.0.races.contains_key(n)
         })
     }
 
@@ -542,6 +558,9 @@ impl CrateHelpers {
                 .filter(|(n, _)| names.contains(n))
                 .collect(),
             called: std::collections::BTreeMap::new(),
+            races: (all.races.into_iter())
+                .filter(|(n, _)| names.contains(n))
+                .collect(),
         })
     }
 
@@ -549,7 +568,8 @@ impl CrateHelpers {
     /// whose answers differ says nothing.
     #[must_use]
     pub fn join(files: impl IntoIterator<Item = CrateHelpers>) -> CrateHelpers {
-        let mut seen: std::collections::BTreeMap<String, Option<(bool, bool, Option<String>)>> =
+        type Answer = (bool, bool, Option<String>, Option<BTreeSet<usize>>);
+        let mut seen: std::collections::BTreeMap<String, Option<Answer>> =
             std::collections::BTreeMap::new();
         for f in files {
             let c = f.0;
@@ -558,6 +578,7 @@ impl CrateHelpers {
                     c.bounds.contains(name),
                     c.clock.contains(name),
                     c.optional.get(name).cloned(),
+                    c.races.get(name).cloned(),
                 );
                 seen.entry(name.clone())
                     .and_modify(|a| {
@@ -570,9 +591,12 @@ impl CrateHelpers {
         }
         let mut out = Checkers::default();
         for (name, answer) in seen {
-            let Some((bound, clock, optional)) = answer else {
+            let Some((bound, clock, optional, races)) = answer else {
                 continue;
             };
+            if let Some(r) = races {
+                out.races.insert(name.clone(), r);
+            }
             if bound {
                 out.bounds.insert(name.clone());
             }
@@ -605,6 +629,78 @@ pub(super) struct Checkers {
     /// Per give-up helper of the file, the names its decisions call (in a condition, a guard,
     /// a `?`): what a file asks the crate about, when a retry loop asks the helper.
     pub called: std::collections::BTreeMap<String, BTreeSet<String>>,
+    /// Functions that race a future they are handed against something else (`fn
+    /// with_stopper(stop: Receiver<()>, op: impl Future) { select! { _ = stop => .., _ = op =>
+    /// .. } }`) or put it under a timeout: the positions of those parameters, the receiver not
+    /// counted. What a caller hands there runs under the caller's deadline.
+    pub races: std::collections::BTreeMap<String, BTreeSet<usize>>,
+}
+
+/// The parameters of a function that its body races in `select!` (any macro named `select*`
+/// whose tokens name the parameter) or hands to a call named like a timeout with a duration
+/// beside it (`timeout(d, op)`, `timeout_at(deadline, op)`).
+fn racing_params(sig: &syn::Signature, body: &syn::Block) -> BTreeSet<usize> {
+    struct Raced<'a> {
+        names: &'a [String],
+        out: BTreeSet<String>,
+    }
+    impl<'ast> Visit<'ast> for Raced<'_> {
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+        fn visit_macro(&mut self, m: &'ast syn::Macro) {
+            if m.path
+                .segments
+                .last()
+                .is_some_and(|s| s.ident.to_string().starts_with("select"))
+            {
+                super::words::for_each_ident(m.tokens.clone(), &mut |i| {
+                    let i = i.to_string();
+                    if self.names.contains(&i) {
+                        self.out.insert(i);
+                    }
+                });
+            }
+        }
+        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+            let timed = matches!(&*c.func, Expr::Path(p) if p.path.segments.last().is_some_and(|s| {
+                matches!(s.ident.to_string().as_str(), "timeout" | "timeout_at")
+            }));
+            if timed && c.args.len() == 2 {
+                if let Expr::Path(p) = &c.args[1] {
+                    if let Some(id) = p.path.get_ident().map(ToString::to_string) {
+                        if self.names.contains(&id) {
+                            self.out.insert(id);
+                        }
+                    }
+                }
+            }
+            visit::visit_expr_call(self, c);
+        }
+    }
+    let names: Vec<String> = sig
+        .inputs
+        .iter()
+        .filter_map(|a| match a {
+            syn::FnArg::Typed(t) => Some(match &*t.pat {
+                syn::Pat::Ident(i) => i.ident.to_string(),
+                _ => String::new(),
+            }),
+            syn::FnArg::Receiver(_) => None,
+        })
+        .collect();
+    if names.iter().all(String::is_empty) {
+        return BTreeSet::new();
+    }
+    let mut v = Raced {
+        names: &names,
+        out: BTreeSet::new(),
+    };
+    v.visit_block(body);
+    names
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| !n.is_empty() && v.out.contains(*n))
+        .map(|(i, _)| i)
+        .collect()
 }
 
 fn strip(mut e: &Expr) -> &Expr {

@@ -285,3 +285,54 @@ fn a_helper_name_many_files_define_is_not_looked_up() {
     assert_eq!(lint(&with(2)), vec![]);
     assert_eq!(lint(&with(5)), vec![unbounded("reconnect.rs", 4)]);
 }
+
+/// A helper that races the future it is handed against a stop signal.
+const STOPPER_RS: &str = r#"pub async fn with_stopper(stop: tokio::sync::oneshot::Receiver<()>, op: impl std::future::Future) {
+    tokio::select! {
+        _ = stop => log::info!("stopped"),
+        _ = op => log::info!("finished"),
+    }
+}
+"#;
+
+/// The same name, awaiting what it is handed with nothing beside it.
+const PLAIN_RUNNER_RS: &str = r"pub async fn with_stopper(stop: tokio::sync::oneshot::Receiver<()>, op: impl std::future::Future) {
+    op.await;
+    drop(stop);
+}
+";
+
+/// A supervisor that reconnects forever, started under the stopper of another file.
+const SUPERVISOR_RS: &str = r#"use crate::stopper::with_stopper;
+
+async fn supervise(addr: String) {
+    loop {
+        match connect(&addr).await {
+            Ok(conn) => return conn.serve().await,
+            Err(e) => {
+                log::warn!("connect failed: {e}");
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            }
+        }
+    }
+}
+
+pub fn start(addr: String, stop: tokio::sync::oneshot::Receiver<()>) {
+    tokio::spawn(async move {
+        with_stopper(stop, supervise(addr)).await;
+    });
+}
+"#;
+
+#[test]
+fn a_future_handed_to_a_racing_helper_of_another_file_runs_under_its_stop() {
+    assert_eq!(
+        lint(&[("stopper", STOPPER_RS), ("supervisor", SUPERVISOR_RS)]),
+        vec![]
+    );
+    // A helper of that name that only awaits its future bounds nothing: the loop retries forever.
+    assert_eq!(
+        lint(&[("stopper", PLAIN_RUNNER_RS), ("supervisor", SUPERVISOR_RS)]),
+        vec![unbounded("supervisor.rs", 4)]
+    );
+}
