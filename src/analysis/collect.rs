@@ -178,6 +178,7 @@ pub(super) fn run(
         calls: Vec::new(),
         racers,
         racer_asks: BTreeSet::new(),
+        fn_impls: HashMap::new(),
         bounded_locals: Vec::new(),
         local_inits: Vec::new(),
     };
@@ -206,7 +207,7 @@ pub(super) fn run(
     }
     bounded_by_name(&mut c.facts, &c.bounded_locals, &c.local_inits);
     outer_bound(&mut c.facts, &c.private_fns, &c.calls);
-    helper_waits(&mut c.facts, &c.calls);
+    helper_waits(&mut c.facts, &c.calls, &c.fn_impls);
     let mut facts = c.facts;
     facts.imports = imports;
     facts
@@ -285,6 +286,8 @@ struct Collector<'a> {
     /// Functions of other files handed a call of this file's (`with_stopper(rx,
     /// supervise(state))`): the crate may answer that they race it.
     racer_asks: BTreeSet<String>,
+    /// Per item function, the impl it is a method of (`None`: a free function).
+    fn_impls: HashMap<usize, Option<String>>,
 }
 
 /// A call of a function or method by its last name, as [`outer_bound`] reads it.
@@ -298,6 +301,9 @@ struct Call {
     /// `self.name(..)`), with what its arguments are made of: [`helper_waits`] attributes only
     /// those.
     own: Option<super::Via>,
+    /// For an own call on `self` / `Self`, the impl it is written in (the helper must be a
+    /// method of the same one); `None` for a bare call of a free function.
+    own_impl: Option<String>,
 }
 
 impl Collector<'_> {
@@ -391,13 +397,17 @@ impl Collector<'_> {
         v
     }
 
-    fn note_call(&mut self, name: String, own: Option<super::Via>) {
+    fn note_call(&mut self, name: String, own: Option<super::Via>, on_self: bool) {
+        let own_impl = (own.is_some() && on_self)
+            .then(|| self.impl_stack.last().cloned())
+            .flatten();
         self.calls.push(Call {
             name,
             bounded: self.raced > 0 || self.deadline > 0,
             from: self.fn_stack.last().copied(),
             site: self.site_stack.last().copied(),
             own,
+            own_impl,
         });
     }
 
@@ -406,6 +416,10 @@ impl Collector<'_> {
     }
 
     fn push_fn(&mut self, name: String, span: Span, kind: FnKind, is_async: bool) -> usize {
+        if kind == FnKind::Item {
+            self.fn_impls
+                .insert(self.facts.functions.len(), self.impl_stack.last().cloned());
+        }
         let blocking_thread =
             kind == FnKind::Closure && self.blocking_closures.contains(&span.start);
         self.facts.functions.push(Function {
@@ -1328,7 +1342,8 @@ impl<'ast> Visit<'ast> for Collector<'_> {
                 let own = super::imports::own_fn_name(callee)
                     .filter(|_| !self.site_stack.is_empty())
                     .map(|_| self.own_call(call.span(), &call.args));
-                self.note_call(last.ident.to_string(), own);
+                let on_self = p.path.segments.len() == 2;
+                self.note_call(last.ident.to_string(), own, on_self);
             }
         }
         let Expr::Path(p) = &*call.func else {
@@ -1379,7 +1394,15 @@ impl<'ast> Visit<'ast> for Collector<'_> {
         // A function that races what it is handed (`with_stopper(stop_rx, supervise(state))`):
         // the future at a raced position runs under the caller's deadline, as inside
         // `select!`. One of another file is asked about when it is handed a call of this file's.
-        let crates_path = segs.len() == 1 || matches!(segs[0].as_str(), "crate" | "self" | "super");
+        // A name imported from another crate (`use backoff::future::retry`) is that crate's.
+        let external = candidates.iter().any(|c| {
+            c.contains("::")
+                && !["crate::", "self::", "super::"]
+                    .iter()
+                    .any(|p| c.starts_with(p))
+        });
+        let crates_path = !external
+            && (segs.len() == 1 || matches!(segs[0].as_str(), "crate" | "self" | "super"));
         if crates_path {
             if let Some(raced) = self.racers.get(&last).cloned() {
                 for (i, a) in call.args.iter().enumerate() {
@@ -1462,7 +1485,7 @@ impl<'ast> Visit<'ast> for Collector<'_> {
         let on_self = matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"));
         let own =
             (on_self && !self.site_stack.is_empty()).then(|| self.own_call(m.span(), &m.args));
-        self.note_call(name.clone(), own);
+        self.note_call(name.clone(), own, on_self);
         if matches!(name.as_str(), "when" | "retry_if") && m.args.first().is_some_and(status_only) {
             // The chain's calls all start where its root does: the combinator below finds it.
             self.status_only.insert(self.span(m.span()).start);
@@ -1524,7 +1547,7 @@ impl<'ast> Visit<'ast> for Collector<'_> {
             let bounded = std::mem::replace(&mut self.raced, 0);
             let deadline = std::mem::replace(&mut self.deadline, 0);
             super::words::for_each_ident(mac.tokens.clone(), &mut |i| {
-                self.note_call(i.to_string(), None);
+                self.note_call(i.to_string(), None, false);
             });
             (self.raced, self.deadline) = (bounded, deadline);
             visit::visit_macro(self, mac);
@@ -1551,6 +1574,13 @@ fn outer_bound(facts: &mut Facts, private: &HashSet<usize>, calls: &[Call]) {
         }
         f
     };
+    // Calls by name: every private function looks up its own (a file of thousands of
+    // functions must not scan every call for each).
+    let mut by_name: HashMap<&str, Vec<&Call>> = HashMap::new();
+    for c in calls {
+        by_name.entry(c.name.as_str()).or_default().push(c);
+    }
+    let calls_of = |name: &str| by_name.get(name).into_iter().flatten().copied();
     let mut facts_hidden = BTreeSet::new();
     // A private function with a site whose callers, as parsed, bound it (or are not seen at
     // all) would be judged otherwise if the file held other calls: its name is hidden-sensitive.
@@ -1561,9 +1591,7 @@ fn outer_bound(facts: &mut Facts, private: &HashSet<usize>, calls: &[Call]) {
             .any(|s| s.deadline.is_none() && s.function.is_some_and(|g| item_of(g) == f));
         if has_site {
             let name = &facts.functions[f].name;
-            let seen = calls
-                .iter()
-                .filter(|c| &c.name == name && c.from.map(item_of) != Some(f));
+            let seen = calls_of(name).filter(|c| c.from.map(item_of) != Some(f));
             if seen.clone().all(|c| c.bounded) {
                 facts_hidden.insert(name.clone());
             }
@@ -1580,7 +1608,7 @@ fn outer_bound(facts: &mut Facts, private: &HashSet<usize>, calls: &[Call]) {
             let name = &facts.functions[f].name;
             let mut any = false;
             let mut all = true;
-            for c in calls.iter().filter(|c| &c.name == name) {
+            for c in calls_of(name) {
                 let from = c.from.map(item_of);
                 if from == Some(f) {
                     continue; // recursion: bounded as the outer call is
@@ -1622,7 +1650,10 @@ fn outer_bound(facts: &mut Facts, private: &HashSet<usize>, calls: &[Call]) {
 /// retry sites), and the sleep must be the helper's own statement, not a task it spawns. A
 /// call raced or under a deadline makes the wait cancellable with it; the first calling site
 /// is the one the wait is reported against.
-fn helper_waits(facts: &mut Facts, calls: &[Call]) {
+fn helper_waits(facts: &mut Facts, calls: &[Call], impls: &HashMap<usize, Option<String>>) {
+    if facts.sites.is_empty() {
+        return;
+    }
     let item_of = |mut f: usize| {
         while facts.functions[f].kind != FnKind::Item {
             match facts.functions[f].parent {
@@ -1632,6 +1663,14 @@ fn helper_waits(facts: &mut Facts, calls: &[Call]) {
         }
         f
     };
+    let mut defined: HashMap<&str, usize> = HashMap::new();
+    for g in facts.functions.iter().filter(|g| g.kind == FnKind::Item) {
+        *defined.entry(g.name.as_str()).or_default() += 1;
+    }
+    let mut by_name: HashMap<&str, Vec<&Call>> = HashMap::new();
+    for c in calls {
+        by_name.entry(c.name.as_str()).or_default().push(c);
+    }
     let mut found: Vec<(usize, usize, super::Via)> = Vec::new();
     for (i, sleep) in facts.sleeps.iter().enumerate() {
         let Some(f) = sleep.function else { continue };
@@ -1645,32 +1684,32 @@ fn helper_waits(facts: &mut Facts, calls: &[Call]) {
         {
             continue;
         }
-        let name = &facts.functions[f].name;
-        let defined = facts
-            .functions
-            .iter()
-            .filter(|g| g.kind == FnKind::Item && &g.name == name)
-            .count();
-        if defined != 1 {
+        let name = facts.functions[f].name.as_str();
+        if defined.get(name) != Some(&1) {
             continue;
         }
-        let mut by: Option<(usize, &super::Via)> = None;
+        // `self.wait(..)` means a method of the caller's own impl; a bare `wait(..)` a free
+        // function: another type's method of that name (a trait's, defined elsewhere) is not it.
+        let helper_impl = impls.get(&f).cloned().flatten();
+        let mut sites: BTreeSet<usize> = BTreeSet::new();
+        let mut first: Option<&super::Via> = None;
         let mut all = true;
-        let mut any = false;
-        for c in calls.iter().filter(|c| &c.name == name) {
+        for c in by_name.get(name).into_iter().flatten() {
             if c.from.map(&item_of) == Some(f) {
                 continue;
             }
-            any = true;
             match (&c.own, c.site) {
-                (Some(at), Some(s)) if !c.bounded => {
-                    by.get_or_insert((s, at));
+                (Some(at), Some(s)) if !c.bounded && c.own_impl == helper_impl => {
+                    sites.insert(s);
+                    first.get_or_insert(at);
                 }
                 _ => all = false,
             }
         }
-        if let (true, true, Some((s, at))) = (any, all, by) {
-            found.push((i, s, at.clone()));
+        // Called from one site only: with two, which one's deadline and stop signal the wait
+        // answers to is not one fact.
+        if let (true, 1, Some(at)) = (all, sites.len(), first) {
+            found.push((i, *sites.first().unwrap_or(&0), at.clone()));
         }
     }
     for (i, s, at) in found {

@@ -345,6 +345,8 @@ pub struct RetrySite {
 }
 
 /// One call of a known sleep.
+// Independent facts of one call; an enum or bitflags would only rename them.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Clone)]
 pub struct Sleep {
     /// The whole call.

@@ -532,6 +532,25 @@ impl<'ast> Visit<'ast> for Sites<'_> {
 /// Calls that start a task beside the caller.
 const SPAWNS: &[&str] = &["spawn", "spawn_local", "spawn_blocking"];
 
+/// `tokio::spawn(..)`, `task::spawn(..)`, `spawn(..)`: a task started beside the caller. A
+/// type's `spawn` (`Retry::spawn(strategy, op)`) is a combinator running its operation.
+fn is_spawn_call(c: &syn::ExprCall) -> bool {
+    let Expr::Path(p) = &*c.func else {
+        return false;
+    };
+    let segs: Vec<String> = (p.path.segments.iter())
+        .map(|s| s.ident.to_string())
+        .collect();
+    let module =
+        segs.len() < 2 || segs[segs.len() - 2].starts_with(|c: char| c.is_ascii_lowercase());
+    module && segs.last().is_some_and(|l| SPAWNS.contains(&l.as_str()))
+}
+
+/// `tasks.spawn(..)` on a `JoinSet`, a runtime handle.
+fn is_spawn_method(m: &syn::ExprMethodCall) -> bool {
+    SPAWNS.contains(&m.method.to_string().as_str())
+}
+
 /// Receivers of method calls in a site: plain locals and `self.<field>`.
 #[derive(Default)]
 struct Uses {
@@ -542,6 +561,8 @@ struct Uses {
     calls: Vec<(String, bool)>,
     /// Inside a `return` or a `?`: a failure there leaves the site instead of going round.
     leaving: usize,
+    /// The expression visited next is the base of an `.await`: a spawned task awaited there.
+    spawn_awaited: bool,
 }
 
 impl<'ast> Visit<'ast> for Uses {
@@ -564,27 +585,31 @@ impl<'ast> Visit<'ast> for Uses {
                     self.calls.push((id.to_string(), false));
                 }
             }
-            // `tokio::spawn(async { .. })`, `task::spawn(..)`, `spawn(..)`: a task the site starts
-            // runs beside it, so what it calls is no part of the site's attempt. A type's
-            // `spawn` (`Retry::spawn(strategy, op)`) is a combinator running its operation.
-            let segs: Vec<String> = p
-                .path
-                .segments
-                .iter()
-                .map(|s| s.ident.to_string())
-                .collect();
-            let module = segs.len() < 2
-                || segs[segs.len() - 2].starts_with(|c: char| c.is_ascii_lowercase());
-            if module && segs.last().is_some_and(|l| SPAWNS.contains(&l.as_str())) {
-                return;
-            }
+        }
+        // `tokio::spawn(async { .. })`, `tasks.spawn(..)`: a task the site starts runs beside
+        // it, so what it calls is no part of the site's attempt, unless the site awaits it
+        // (`spawn(..).await`: its outcome is the attempt's).
+        let awaited = std::mem::take(&mut self.spawn_awaited);
+        if is_spawn_call(c) && !awaited {
+            return;
         }
         visit::visit_expr_call(self, c);
     }
 
+    fn visit_expr_await(&mut self, a: &'ast syn::ExprAwait) {
+        self.spawn_awaited = match &*a.base {
+            Expr::Call(c) => is_spawn_call(c),
+            Expr::MethodCall(m) => is_spawn_method(m),
+            _ => false,
+        };
+        visit::visit_expr_await(self, a);
+        self.spawn_awaited = false;
+    }
+
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
         // `tasks.spawn(async move { .. })` on a `JoinSet`, a runtime handle: as above.
-        if SPAWNS.contains(&m.method.to_string().as_str()) {
+        let awaited = std::mem::take(&mut self.spawn_awaited);
+        if is_spawn_method(m) && !awaited {
             self.visit_expr(&m.receiver);
             return;
         }

@@ -181,6 +181,17 @@ impl<'ast> Visit<'ast> for Flow {
             Expr::Continue(c) if self.depth == 0 || c.label.is_some() => self.continues = true,
             Expr::Try(_) => self.tries = true,
             Expr::Assign(_) => self.assigns = true,
+            // `std::process::exit(1)`, `process::abort()`: the program leaves.
+            Expr::Call(c)
+                if matches!(&*c.func, Expr::Path(p) if {
+                    let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+                    segs.len() >= 2
+                        && segs[segs.len() - 2] == "process"
+                        && matches!(segs[segs.len() - 1].as_str(), "exit" | "abort")
+                }) =>
+            {
+                self.leaves = true;
+            }
             _ => {}
         }
         let nested = matches!(e, Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_));

@@ -636,6 +636,37 @@ pub(super) struct Checkers {
     pub races: std::collections::BTreeMap<String, BTreeSet<usize>>,
 }
 
+/// The identifiers of a `select!`'s branch futures: what stands between a branch's `=` and its
+/// `=>` (`_ = stop => .., r = &mut op => ..`), not what its handler or a log line names.
+fn select_futures(tokens: proc_macro2::TokenStream) -> BTreeSet<String> {
+    use proc_macro2::{Spacing, TokenTree};
+    let mut out = BTreeSet::new();
+    let mut in_future = false;
+    let mut prev_eq_joint = false;
+    for tt in tokens {
+        match &tt {
+            TokenTree::Punct(p) if p.as_char() == '=' && p.spacing() == Spacing::Joint => {
+                prev_eq_joint = true;
+                continue;
+            }
+            TokenTree::Punct(p) if p.as_char() == '>' && prev_eq_joint => in_future = false,
+            TokenTree::Punct(p) if p.as_char() == '=' => in_future = true,
+            TokenTree::Punct(p) if p.as_char() == ',' => in_future = false,
+            TokenTree::Ident(i) if in_future => {
+                out.insert(i.to_string());
+            }
+            TokenTree::Group(g) if in_future => {
+                super::words::for_each_ident(g.stream(), &mut |i| {
+                    out.insert(i.to_string());
+                });
+            }
+            _ => {}
+        }
+        prev_eq_joint = false;
+    }
+    out
+}
+
 /// The parameters of a function that its body races in `select!` (any macro named `select*`
 /// whose tokens name the parameter) or hands to a call named like a timeout with a duration
 /// beside it (`timeout(d, op)`, `timeout_at(deadline, op)`).
@@ -652,12 +683,11 @@ fn racing_params(sig: &syn::Signature, body: &syn::Block) -> BTreeSet<usize> {
                 .last()
                 .is_some_and(|s| s.ident.to_string().starts_with("select"))
             {
-                super::words::for_each_ident(m.tokens.clone(), &mut |i| {
-                    let i = i.to_string();
+                for i in select_futures(m.tokens.clone()) {
                     if self.names.contains(&i) {
                         self.out.insert(i);
                     }
-                });
+                }
             }
         }
         fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
@@ -675,6 +705,10 @@ fn racing_params(sig: &syn::Signature, body: &syn::Block) -> BTreeSet<usize> {
             }
             visit::visit_expr_call(self, c);
         }
+    }
+    // Only a free function: a bare call names it (a method of that name is another thing).
+    if sig.receiver().is_some() {
+        return BTreeSet::new();
     }
     let names: Vec<String> = sig
         .inputs

@@ -99,17 +99,29 @@ struct SelfCall<'n> {
     stepped: std::collections::HashSet<String>,
 }
 
-/// Counts one step: `n - 1`, `n + 1`, `n.saturating_sub(1)`, `n.checked_sub(1)?`, anywhere in
-/// `e` (a struct literal's field, a tuple).
+/// Steps a count: `n - 1`, `retries + 1`, `opts.retries.saturating_sub(1)`, anywhere in `e` (a
+/// struct literal's field, a tuple), where what is stepped is named like a count: a delay grown
+/// or a payload trimmed counts nothing down.
 fn steps(e: &Expr) -> bool {
     #[derive(Default)]
     struct Step(bool);
+    fn counted(e: &Expr) -> bool {
+        ident_words_of(e)
+            .iter()
+            .any(|w| COUNTER_WORDS.contains(&w.as_str()))
+    }
     impl<'ast> Visit<'ast> for Step {
         fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
-            let by_literal = [&*b.left, &*b.right]
-                .iter()
-                .any(|e| matches!(e, Expr::Lit(l) if matches!(l.lit, syn::Lit::Int(_))));
-            self.0 |= by_literal && matches!(b.op, syn::BinOp::Sub(_) | syn::BinOp::Add(_));
+            let lit = |e: &Expr| matches!(e, Expr::Lit(l) if matches!(l.lit, syn::Lit::Int(_)));
+            let other = if lit(&b.right) {
+                Some(&*b.left)
+            } else if lit(&b.left) {
+                Some(&*b.right)
+            } else {
+                None
+            };
+            self.0 |= matches!(b.op, syn::BinOp::Sub(_) | syn::BinOp::Add(_))
+                && other.is_some_and(counted);
             visit::visit_expr_binary(self, b);
         }
         fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
@@ -121,7 +133,7 @@ fn steps(e: &Expr) -> bool {
                     | "saturating_add"
                     | "checked_add"
                     | "wrapping_add"
-            );
+            ) && counted(&m.receiver);
             visit::visit_expr_method_call(self, m);
         }
         fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
@@ -169,6 +181,13 @@ impl SelfCall<'_> {
 
 impl<'ast> Visit<'ast> for SelfCall<'_> {
     fn visit_item(&mut self, _: &'ast syn::Item) {}
+
+    fn visit_block(&mut self, b: &'ast syn::Block) {
+        // A local stepped in an inner block is gone when the block ends.
+        let outer = self.stepped.clone();
+        visit::visit_block(self, b);
+        self.stepped = outer;
+    }
 
     fn visit_local(&mut self, l: &'ast syn::Local) {
         if let (Pat::Ident(id), Some(init)) = (&l.pat, &l.init) {

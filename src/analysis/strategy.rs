@@ -124,9 +124,12 @@ impl Reading {
             self.cap = Some(count(arg, 0));
         } else if has(&v.totals) {
             self.total = Some(!arg.is_some_and(is_none));
-            // A place named like a limit handed on as it is; `Some(d)`, a call or a literal is
-            // read as set.
-            self.total_option = arg.and_then(super::optional_cap::option_name);
+            // A configuration field named like a limit handed on as it is
+            // (`opts.max_elapsed_time`); `Some(d)`, a call, a literal or a local (whose value
+            // is not read here) is taken as set.
+            self.total_option = arg
+                .filter(|a| matches!(a, Expr::Field(_)))
+                .and_then(super::optional_cap::option_name);
         }
     }
 
@@ -304,6 +307,10 @@ mod tests {
         );
         assert_eq!(
             cap("ExponentialBackoffBuilder::new().with_max_elapsed_time(self.patience).build()"),
+            Cap::Symbolic
+        );
+        assert_eq!(
+            cap("ExponentialBackoffBuilder::new().with_max_elapsed_time(max_elapsed).build()"),
             Cap::Symbolic
         );
     }
