@@ -1642,14 +1642,14 @@ fn outer_bound(facts: &mut Facts, private: &HashSet<usize>, calls: &[Call]) {
     facts.hidden_callers.extend(facts_hidden);
 }
 
-/// A wait in a helper of the file that retry sites call between attempts (`self.wait(n).await`
+/// A wait in a helper of the file that a retry site calls between attempts (`self.wait(n).await`
 /// with `async fn wait(&self, n: u32) { sleep(self.delay(n)).await }`, `backoff_sleep(attempt)`)
-/// is those sites' wait: RULES.md's "sleep at a retry site" does not stop at a function
+/// is that site's wait: RULES.md's "sleep at a retry site" does not stop at a function
 /// boundary. The helper must be unambiguous (one function of the file by that name, called only
-/// as the file's own, `name(..)`, `Self::name(..)` or `self.name(..)`, and only from inside
-/// retry sites), and the sleep must be the helper's own statement, not a task it spawns. A
-/// call raced or under a deadline makes the wait cancellable with it; the first calling site
-/// is the one the wait is reported against.
+/// as the file's own, `name(..)` for a free function, `Self::name(..)` or `self.name(..)` from
+/// its own impl, and only from inside one retry site), and the sleep must be the helper's own
+/// statement, not in a loop or a task of its own. A call raced or under a deadline makes the
+/// wait cancellable with it, so it is not attributed.
 fn helper_waits(facts: &mut Facts, calls: &[Call], impls: &HashMap<usize, Option<String>>) {
     if facts.sites.is_empty() {
         return;

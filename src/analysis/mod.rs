@@ -367,7 +367,7 @@ pub struct Sleep {
     pub under_deadline: bool,
     /// Innermost function.
     pub function: Option<usize>,
-    /// Innermost retry site; for a wait in a helper the sites call, the first calling site.
+    /// Innermost retry site; for a wait in a helper, the one site that calls the helper.
     pub site: Option<usize>,
     /// Inside a loop of its own function (retry site or not).
     pub in_loop: bool,
