@@ -121,6 +121,10 @@ const STRATEGY_WORDS: &[&str] = &[
     "intervals",
     "durations",
 ];
+/// Names of the crate's own functions that bound the future they are handed by a duration
+/// (`crate::rt::timeout(d, fut)`, a shim over tokio's and async-std's).
+pub(super) const TIMEOUT_NAMES: &[&str] =
+    &["timeout", "timeout_at", "with_timeout", "with_deadline"];
 /// Callees that run their closure on a thread where blocking is fine.
 const BLOCKING_SPAWNERS: &[&str] = &["spawn_blocking", "block_in_place"];
 /// Macros that leave the enclosing function.
@@ -206,8 +210,14 @@ pub(super) fn run(
         }
     }
     bounded_by_name(&mut c.facts, &c.bounded_locals, &c.local_inits);
-    outer_bound(&mut c.facts, &c.private_fns, &c.calls);
-    helper_waits(&mut c.facts, &c.calls, &c.fn_impls);
+    // Calls by name: each function looks up its own callers (a file of thousands of functions
+    // must not scan every call for each).
+    let mut calls: HashMap<&str, Vec<&Call>> = HashMap::new();
+    for call in &c.calls {
+        calls.entry(call.name.as_str()).or_default().push(call);
+    }
+    outer_bound(&mut c.facts, &c.private_fns, &calls);
+    helper_waits(&mut c.facts, &calls, &c.fn_impls);
     let mut facts = c.facts;
     facts.imports = imports;
     facts
@@ -289,6 +299,9 @@ struct Collector<'a> {
     /// Per item function, the impl it is a method of (`None`: a free function).
     fn_impls: HashMap<usize, Option<String>>,
 }
+
+/// The file's calls by their last name.
+type CallsByName<'c> = HashMap<&'c str, Vec<&'c Call>>;
 
 /// A call of a function or method by its last name, as [`outer_bound`] reads it.
 struct Call {
@@ -1401,9 +1414,7 @@ impl<'ast> Visit<'ast> for Collector<'_> {
                     .iter()
                     .any(|p| c.starts_with(p))
         });
-        let crates_path = !external
-            && (segs.len() == 1 || matches!(segs[0].as_str(), "crate" | "self" | "super"));
-        if crates_path {
+        if crates_own && !external {
             if let Some(raced) = self.racers.get(&last).cloned() {
                 for (i, a) in call.args.iter().enumerate() {
                     let on = raced.contains(&i);
@@ -1431,13 +1442,7 @@ impl<'ast> Visit<'ast> for Collector<'_> {
                 segs.first().map(String::as_str),
                 Some("crate" | "self" | "super")
             );
-        if own
-            && call.args.len() >= 2
-            && matches!(
-                last.as_str(),
-                "timeout" | "timeout_at" | "with_timeout" | "with_deadline"
-            )
-        {
+        if own && call.args.len() >= 2 && TIMEOUT_NAMES.contains(&last.as_str()) {
             self.note_bounded_local(&call.args);
             super::visit_bounded(self, &call.args, |s| &mut s.deadline);
             return;
@@ -1563,24 +1568,8 @@ impl<'ast> Visit<'ast> for Collector<'_> {
 /// adds calls) is bounded, or is made from a function that is itself so bounded, its sites
 /// are under the callers' deadline and its sleeps are raced. A function never called here
 /// may be called from anywhere: nothing is assumed.
-fn outer_bound(facts: &mut Facts, private: &HashSet<usize>, calls: &[Call]) {
-    // The item function a body belongs to (closures and async blocks run for their item).
-    let item_of = |mut f: usize| {
-        while facts.functions[f].kind != FnKind::Item {
-            match facts.functions[f].parent {
-                Some(p) => f = p,
-                None => break,
-            }
-        }
-        f
-    };
-    // Calls by name: every private function looks up its own (a file of thousands of
-    // functions must not scan every call for each).
-    let mut by_name: HashMap<&str, Vec<&Call>> = HashMap::new();
-    for c in calls {
-        by_name.entry(c.name.as_str()).or_default().push(c);
-    }
-    let calls_of = |name: &str| by_name.get(name).into_iter().flatten().copied();
+fn outer_bound(facts: &mut Facts, private: &HashSet<usize>, calls: &CallsByName<'_>) {
+    let calls_of = |name: &str| calls.get(name).into_iter().flatten().copied();
     let mut facts_hidden = BTreeSet::new();
     // A private function with a site whose callers, as parsed, bound it (or are not seen at
     // all) would be judged otherwise if the file held other calls: its name is hidden-sensitive.
@@ -1588,10 +1577,10 @@ fn outer_bound(facts: &mut Facts, private: &HashSet<usize>, calls: &[Call]) {
         let has_site = facts
             .sites
             .iter()
-            .any(|s| s.deadline.is_none() && s.function.is_some_and(|g| item_of(g) == f));
+            .any(|s| s.deadline.is_none() && facts.item_of(s.function) == Some(f));
         if has_site {
             let name = &facts.functions[f].name;
-            let seen = calls_of(name).filter(|c| c.from.map(item_of) != Some(f));
+            let seen = calls_of(name).filter(|c| facts.item_of(c.from) != Some(f));
             if seen.clone().all(|c| c.bounded) {
                 facts_hidden.insert(name.clone());
             }
@@ -1609,7 +1598,7 @@ fn outer_bound(facts: &mut Facts, private: &HashSet<usize>, calls: &[Call]) {
             let mut any = false;
             let mut all = true;
             for c in calls_of(name) {
-                let from = c.from.map(item_of);
+                let from = facts.item_of(c.from);
                 if from == Some(f) {
                     continue; // recursion: bounded as the outer call is
                 }
@@ -1626,7 +1615,7 @@ fn outer_bound(facts: &mut Facts, private: &HashSet<usize>, calls: &[Call]) {
         }
     }
     let under: Vec<bool> = (0..facts.functions.len())
-        .map(|f| bounded.contains(&item_of(f)))
+        .map(|f| facts.item_of(Some(f)).is_some_and(|i| bounded.contains(&i)))
         .collect();
     let in_bounded = |f: Option<usize>| f.is_some_and(|f| under[f]);
     for site in &mut facts.sites {
@@ -1650,26 +1639,17 @@ fn outer_bound(facts: &mut Facts, private: &HashSet<usize>, calls: &[Call]) {
 /// its own impl, and only from inside one retry site), and the sleep must be the helper's own
 /// statement, not in a loop or a task of its own. A call raced or under a deadline makes the
 /// wait cancellable with it, so it is not attributed.
-fn helper_waits(facts: &mut Facts, calls: &[Call], impls: &HashMap<usize, Option<String>>) {
+fn helper_waits(
+    facts: &mut Facts,
+    calls: &CallsByName<'_>,
+    impls: &HashMap<usize, Option<String>>,
+) {
     if facts.sites.is_empty() {
         return;
     }
-    let item_of = |mut f: usize| {
-        while facts.functions[f].kind != FnKind::Item {
-            match facts.functions[f].parent {
-                Some(p) => f = p,
-                None => break,
-            }
-        }
-        f
-    };
     let mut defined: HashMap<&str, usize> = HashMap::new();
     for g in facts.functions.iter().filter(|g| g.kind == FnKind::Item) {
         *defined.entry(g.name.as_str()).or_default() += 1;
-    }
-    let mut by_name: HashMap<&str, Vec<&Call>> = HashMap::new();
-    for c in calls {
-        by_name.entry(c.name.as_str()).or_default().push(c);
     }
     let mut found: Vec<(usize, usize, super::Via)> = Vec::new();
     for (i, sleep) in facts.sleeps.iter().enumerate() {
@@ -1694,8 +1674,8 @@ fn helper_waits(facts: &mut Facts, calls: &[Call], impls: &HashMap<usize, Option
         let mut sites: BTreeSet<usize> = BTreeSet::new();
         let mut first: Option<&super::Via> = None;
         let mut all = true;
-        for c in by_name.get(name).into_iter().flatten() {
-            if c.from.map(&item_of) == Some(f) {
+        for c in calls.get(name).into_iter().flatten() {
+            if facts.item_of(c.from) == Some(f) {
                 continue;
             }
             match (&c.own, c.site) {
@@ -1708,8 +1688,8 @@ fn helper_waits(facts: &mut Facts, calls: &[Call], impls: &HashMap<usize, Option
         }
         // Called from one site only: with two, which one's deadline and stop signal the wait
         // answers to is not one fact.
-        if let (true, 1, Some(at)) = (all, sites.len(), first) {
-            found.push((i, *sites.first().unwrap_or(&0), at.clone()));
+        if let (true, [s], Some(at)) = (all, Vec::from_iter(sites).as_slice(), first) {
+            found.push((i, *s, at.clone()));
         }
     }
     for (i, s, at) in found {

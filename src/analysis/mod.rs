@@ -389,6 +389,20 @@ pub struct Via {
 }
 
 impl Facts {
+    /// The item function (not a closure or async block) around `function`: closures and async
+    /// blocks run for their item.
+    #[must_use]
+    pub fn item_of(&self, function: Option<usize>) -> Option<usize> {
+        let mut f = function;
+        while let Some(i) = f {
+            if self.functions[i].kind == FnKind::Item {
+                return Some(i);
+            }
+            f = self.functions[i].parent;
+        }
+        None
+    }
+
     /// The server-chosen wait of sleep `sleep`, when its value reaches it uncapped.
     #[must_use]
     pub fn uncapped_server_wait(&self, sleep: usize) -> Option<&ServerWait> {

@@ -19,7 +19,7 @@ use syn::visit::{self, Visit};
 use syn::Expr;
 
 use super::rounds::is_exit_macro;
-use super::{span_of, Facts, FnKind, NestedRetry, SiteKind};
+use super::{span_of, Facts, NestedRetry, SiteKind};
 use crate::base::apis::Apis;
 use crate::base::source::{SourceFile, Span};
 
@@ -80,7 +80,10 @@ pub(super) fn run(
         if !plain {
             continue;
         }
-        if let Some(name) = item_of(facts, s.function).map(|f| facts.functions[f].name.clone()) {
+        if let Some(name) = facts
+            .item_of(s.function)
+            .map(|f| facts.functions[f].name.clone())
+        {
             helpers.entry(name).or_insert(i);
         }
     }
@@ -312,27 +315,15 @@ struct Sites<'a> {
     out: Vec<NestedRetry>,
 }
 
-/// The item function (not a closure or async block) around `function`.
-fn item_of(facts: &Facts, function: Option<usize>) -> Option<usize> {
-    let mut f = function;
-    while let Some(i) = f {
-        if facts.functions[i].kind == FnKind::Item {
-            return Some(i);
-        }
-        f = facts.functions[i].parent;
-    }
-    None
-}
-
 impl Sites<'_> {
     /// The item function around a site.
     fn item_span(&self, site: usize) -> Option<Span> {
-        item_of(self.facts, self.facts.sites[site].function).map(|f| self.facts.functions[f].span)
+        (self.facts.item_of(self.facts.sites[site].function)).map(|f| self.facts.functions[f].span)
     }
 
     /// A helper of this file, called from the site, that retries by itself.
     fn helper(&self, site: usize, uses: &Uses) -> Option<NestedRetry> {
-        let own = item_of(self.facts, self.facts.sites[site].function)
+        let own = (self.facts.item_of(self.facts.sites[site].function))
             .map(|f| self.facts.functions[f].name.clone());
         // A call of a wrapper is a site because it calls the wrapper: that is one layer.
         let wrapper = match &self.facts.sites[site].kind {

@@ -692,7 +692,7 @@ fn racing_params(sig: &syn::Signature, body: &syn::Block) -> BTreeSet<usize> {
         }
         fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
             let timed = matches!(&*c.func, Expr::Path(p) if p.path.segments.last().is_some_and(|s| {
-                matches!(s.ident.to_string().as_str(), "timeout" | "timeout_at")
+                super::collect::TIMEOUT_NAMES.contains(&s.ident.to_string().as_str())
             }));
             if timed && c.args.len() == 2 {
                 if let Expr::Path(p) = &c.args[1] {
