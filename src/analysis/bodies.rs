@@ -3,6 +3,8 @@
 //! helper returns, the operation a combinator names) looks it up here instead of walking the
 //! file again for it.
 
+use std::collections::BTreeSet;
+
 use syn::visit::{self, Visit};
 use syn::Expr;
 
@@ -20,6 +22,12 @@ pub(super) struct Body<'ast> {
 #[derive(Default)]
 pub(super) struct Bodies<'ast> {
     pub fns: Vec<Body<'ast>>,
+    /// Per body of `fns` (same index), the names it races: a `select!` branch's future (between
+    /// `=` and `=>`) or the future of a call named like a timeout (`timeout(d, op)`)
+    /// ([`super::rounds::Checkers::races`]).
+    pub raced: Vec<BTreeSet<String>>,
+    /// The bodies around the current node, innermost last.
+    open: Vec<usize>,
     /// Closures bound to a plain local (`let op = || client.get(url).send();`): the local's
     /// name and the closure's body.
     pub closures: Vec<(String, &'ast Expr)>,
@@ -33,36 +41,109 @@ impl<'ast> Bodies<'ast> {
         b.visit_file(file);
         b
     }
+
+    /// Record a body, and walk it as the current one.
+    fn body(&mut self, body: Body<'ast>, walk: impl FnOnce(&mut Self)) {
+        self.fns.push(body);
+        self.raced.push(BTreeSet::new());
+        self.open.push(self.fns.len() - 1);
+        walk(self);
+        self.open.pop();
+    }
+
+    fn races(&mut self, name: String) {
+        if let Some(&b) = self.open.last() {
+            self.raced[b].insert(name);
+        }
+    }
+}
+
+/// The identifiers of a `select!`'s branch futures: what stands between a branch's `=` and its
+/// `=>` (`_ = stop => .., r = &mut op => ..`), not what its handler or a log line names.
+fn select_futures(tokens: proc_macro2::TokenStream) -> BTreeSet<String> {
+    use proc_macro2::{Spacing, TokenTree};
+    let mut out = BTreeSet::new();
+    let mut in_future = false;
+    let mut prev_eq_joint = false;
+    for tt in tokens {
+        match &tt {
+            TokenTree::Punct(p) if p.as_char() == '=' && p.spacing() == Spacing::Joint => {
+                prev_eq_joint = true;
+                continue;
+            }
+            TokenTree::Punct(p) if p.as_char() == '>' && prev_eq_joint => in_future = false,
+            TokenTree::Punct(p) if p.as_char() == '=' => in_future = true,
+            TokenTree::Punct(p) if p.as_char() == ',' => in_future = false,
+            TokenTree::Ident(i) if in_future => {
+                out.insert(i.to_string());
+            }
+            TokenTree::Group(g) if in_future => {
+                super::words::for_each_ident(g.stream(), &mut |i| {
+                    out.insert(i.to_string());
+                });
+            }
+            _ => {}
+        }
+        prev_eq_joint = false;
+    }
+    out
 }
 
 impl<'ast> Visit<'ast> for Bodies<'ast> {
     fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
-        self.fns.push(Body {
+        let body = Body {
             sig: &f.sig,
             block: &f.block,
             in_trait: false,
-        });
-        visit::visit_item_fn(self, f);
+        };
+        self.body(body, |b| visit::visit_item_fn(b, f));
     }
 
     fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
-        self.fns.push(Body {
+        let body = Body {
             sig: &f.sig,
             block: &f.block,
             in_trait: false,
-        });
-        visit::visit_impl_item_fn(self, f);
+        };
+        self.body(body, |b| visit::visit_impl_item_fn(b, f));
     }
 
     fn visit_trait_item_fn(&mut self, f: &'ast syn::TraitItemFn) {
         if let Some(block) = &f.default {
-            self.fns.push(Body {
+            let body = Body {
                 sig: &f.sig,
                 block,
                 in_trait: true,
-            });
+            };
+            self.body(body, |b| visit::visit_trait_item_fn(b, f));
+        } else {
+            visit::visit_trait_item_fn(self, f);
         }
-        visit::visit_trait_item_fn(self, f);
+    }
+
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        let select =
+            (m.path.segments.last()).is_some_and(|s| s.ident.to_string().starts_with("select"));
+        if select {
+            for name in select_futures(m.tokens.clone()) {
+                self.races(name);
+            }
+        }
+        visit::visit_macro(self, m);
+    }
+
+    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+        let timed = matches!(&*c.func, Expr::Path(p) if p.path.segments.last().is_some_and(|s| {
+            super::collect::TIMEOUT_NAMES.contains(&s.ident.to_string().as_str())
+        }));
+        if timed && c.args.len() == 2 {
+            if let Expr::Path(p) = &c.args[1] {
+                if let Some(id) = p.path.get_ident() {
+                    self.races(id.to_string());
+                }
+            }
+        }
+        visit::visit_expr_call(self, c);
     }
 
     fn visit_item_struct(&mut self, s: &'ast syn::ItemStruct) {

@@ -396,7 +396,7 @@ pub(super) fn bound_checkers(bodies: &Bodies<'_>, apis: &Apis, known: &CrateHelp
     let mut out = Checkers::default();
     // Each definition's own answer: a whole body that is the optional-cap disjunction.
     let mut whole: Vec<Option<String>> = Vec::with_capacity(fns.len());
-    for (sig, body) in &fns {
+    for (i, (sig, body)) in fns.iter().enumerate() {
         let name = sig.ident.to_string();
         // The whole answer is the disjunction: its tail expression, or a `return` of it.
         let tail = match body.stmts.as_slice() {
@@ -412,7 +412,7 @@ pub(super) fn bound_checkers(bodies: &Bodies<'_>, apis: &Apis, known: &CrateHelp
             out.clock.insert(name.clone());
         }
         // Two definitions of one name race what they both race.
-        let raced = racing_params(sig, body);
+        let raced = racing_params(sig, &bodies.raced[i]);
         out.races
             .entry(name.clone())
             .and_modify(|r| r.retain(|p| raced.contains(p)))
@@ -636,103 +636,24 @@ pub(super) struct Checkers {
     pub races: std::collections::BTreeMap<String, BTreeSet<usize>>,
 }
 
-/// The identifiers of a `select!`'s branch futures: what stands between a branch's `=` and its
-/// `=>` (`_ = stop => .., r = &mut op => ..`), not what its handler or a log line names.
-fn select_futures(tokens: proc_macro2::TokenStream) -> BTreeSet<String> {
-    use proc_macro2::{Spacing, TokenTree};
-    let mut out = BTreeSet::new();
-    let mut in_future = false;
-    let mut prev_eq_joint = false;
-    for tt in tokens {
-        match &tt {
-            TokenTree::Punct(p) if p.as_char() == '=' && p.spacing() == Spacing::Joint => {
-                prev_eq_joint = true;
-                continue;
-            }
-            TokenTree::Punct(p) if p.as_char() == '>' && prev_eq_joint => in_future = false,
-            TokenTree::Punct(p) if p.as_char() == '=' => in_future = true,
-            TokenTree::Punct(p) if p.as_char() == ',' => in_future = false,
-            TokenTree::Ident(i) if in_future => {
-                out.insert(i.to_string());
-            }
-            TokenTree::Group(g) if in_future => {
-                super::words::for_each_ident(g.stream(), &mut |i| {
-                    out.insert(i.to_string());
-                });
-            }
-            _ => {}
-        }
-        prev_eq_joint = false;
-    }
-    out
-}
-
-/// The parameters of a function that its body races in `select!` (any macro named `select*`
-/// whose tokens name the parameter) or hands to a call named like a timeout with a duration
-/// beside it (`timeout(d, op)`, `timeout_at(deadline, op)`).
-fn racing_params(sig: &syn::Signature, body: &syn::Block) -> BTreeSet<usize> {
-    struct Raced<'a> {
-        names: &'a [String],
-        out: BTreeSet<String>,
-    }
-    impl<'ast> Visit<'ast> for Raced<'_> {
-        fn visit_item(&mut self, _: &'ast syn::Item) {}
-        fn visit_macro(&mut self, m: &'ast syn::Macro) {
-            if m.path
-                .segments
-                .last()
-                .is_some_and(|s| s.ident.to_string().starts_with("select"))
-            {
-                for i in select_futures(m.tokens.clone()) {
-                    if self.names.contains(&i) {
-                        self.out.insert(i);
-                    }
-                }
-            }
-        }
-        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
-            let timed = matches!(&*c.func, Expr::Path(p) if p.path.segments.last().is_some_and(|s| {
-                super::collect::TIMEOUT_NAMES.contains(&s.ident.to_string().as_str())
-            }));
-            if timed && c.args.len() == 2 {
-                if let Expr::Path(p) = &c.args[1] {
-                    if let Some(id) = p.path.get_ident().map(ToString::to_string) {
-                        if self.names.contains(&id) {
-                            self.out.insert(id);
-                        }
-                    }
-                }
-            }
-            visit::visit_expr_call(self, c);
-        }
-    }
+/// The parameters of a function that its body races ([`Bodies::raced`]), by position, the
+/// receiver not counted.
+fn racing_params(sig: &syn::Signature, raced: &BTreeSet<String>) -> BTreeSet<usize> {
     // Only a free function: a bare call names it (a method of that name is another thing).
-    if sig.receiver().is_some() {
+    if sig.receiver().is_some() || raced.is_empty() {
         return BTreeSet::new();
     }
-    let names: Vec<String> = sig
-        .inputs
-        .iter()
+    let raced_name = |t: &syn::PatType| match &*t.pat {
+        syn::Pat::Ident(i) => raced.contains(&i.ident.to_string()),
+        _ => false,
+    };
+    (sig.inputs.iter())
         .filter_map(|a| match a {
-            syn::FnArg::Typed(t) => Some(match &*t.pat {
-                syn::Pat::Ident(i) => i.ident.to_string(),
-                _ => String::new(),
-            }),
+            syn::FnArg::Typed(t) => Some(raced_name(t)),
             syn::FnArg::Receiver(_) => None,
         })
-        .collect();
-    if names.iter().all(String::is_empty) {
-        return BTreeSet::new();
-    }
-    let mut v = Raced {
-        names: &names,
-        out: BTreeSet::new(),
-    };
-    v.visit_block(body);
-    names
-        .iter()
         .enumerate()
-        .filter(|(_, n)| !n.is_empty() && v.out.contains(*n))
+        .filter(|(_, on)| *on)
         .map(|(i, _)| i)
         .collect()
 }
