@@ -1,12 +1,21 @@
-//! The file's function bodies, named closures and structs, gathered in one walk before the analyses run:
-//! every analysis that reads a function by name (the give-up helpers a loop asks, the delay a
-//! helper returns, the operation a combinator names) looks it up here instead of walking the
-//! file again for it.
+//! The file's syntax index, gathered in the one walk of the file before the analyses run: its
+//! function bodies, named closures and structs, and every expression, `let` and struct-literal
+//! field in walk order with its parent, its subtree and its innermost body ([`Node`]).
+//!
+//! Every analysis that reads a function by name (the give-up helpers a loop asks, the delay a
+//! helper returns, the operation a combinator names) looks it up here, and every analysis that
+//! needs the expressions of the file (the site a span names, the calls named like a sleep, the
+//! locals bound to a client) iterates [`Bodies::nodes`] instead of walking the file again.
+//! Macro arguments are not in the index: like a default `syn` walk, it does not parse them.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
+use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
 use syn::Expr;
+
+use super::span_of;
+use crate::base::source::{SourceFile, Span};
 
 /// One function-like body: a free function, an inherent or trait-impl method, or a trait's
 /// default method, nested ones included.
@@ -16,18 +25,53 @@ pub(super) struct Body<'ast> {
     pub block: &'ast syn::Block,
     /// A trait's default method (`trait T { fn f() { .. } }`).
     pub in_trait: bool,
+    /// A free function (`fn f()`, nested ones included), not a method.
+    pub free: bool,
+    /// The whole item, attributes and signature included.
+    pub span: proc_macro2::Span,
+    /// Its node in [`Bodies::nodes`].
+    pub node: usize,
+}
+
+/// What one node of the index is.
+#[derive(Clone, Copy)]
+pub(super) enum Kind<'ast> {
+    /// The start of a body: its index in [`Bodies::fns`]. Its subtree is the body's nodes.
+    Body(usize),
+    Expr(&'ast Expr),
+    Local(&'ast syn::Local),
+    /// A field of a struct literal (`Self { http: client }`).
+    Field(&'ast syn::FieldValue),
+}
+
+/// One node of the file in walk (pre-)order.
+#[derive(Clone, Copy)]
+pub(super) struct Node<'ast> {
+    pub kind: Kind<'ast>,
+    /// The node around it, if any.
+    pub parent: Option<u32>,
+    /// One past its last descendant: its subtree is `self_index + 1..end`.
+    pub end: u32,
+    /// The innermost body it is in ([`Bodies::fns`]), if any.
+    pub body: Option<u32>,
 }
 
 /// Every body of a file, in source order.
 #[derive(Default)]
 pub(super) struct Bodies<'ast> {
     pub fns: Vec<Body<'ast>>,
+    /// Every body, expression, `let` and struct-literal field, in walk order.
+    pub nodes: Vec<Node<'ast>>,
+    /// Trait methods without a default body (`fn send(&self);`): methods a call may name.
+    pub decls: Vec<&'ast syn::TraitItemFn>,
     /// Per body of `fns` (same index), the names it races: a `select!` branch's future (between
     /// `=` and `=>`) or the future of a call named like a timeout (`timeout(d, op)`)
     /// ([`super::rounds::Checkers::races`]).
     pub raced: Vec<BTreeSet<String>>,
     /// The bodies around the current node, innermost last.
     open: Vec<usize>,
+    /// The nodes around the current node, innermost last.
+    path: Vec<u32>,
     /// Closures bound to a plain local (`let op = || client.get(url).send();`): the local's
     /// name and the closure's body.
     pub closures: Vec<(String, &'ast Expr)>,
@@ -43,12 +87,80 @@ impl<'ast> Bodies<'ast> {
     }
 
     /// Record a body, and walk it as the current one.
-    fn body(&mut self, body: Body<'ast>, walk: impl FnOnce(&mut Self)) {
+    fn body(&mut self, mut body: Body<'ast>, walk: impl FnOnce(&mut Self)) {
+        let index = self.fns.len();
+        body.node = self.nodes.len();
         self.fns.push(body);
         self.raced.push(BTreeSet::new());
-        self.open.push(self.fns.len() - 1);
+        self.node(Kind::Body(index), |b| {
+            b.open.push(index);
+            walk(b);
+            b.open.pop();
+        });
+    }
+
+    /// Record a node, and walk its children under it.
+    fn node(&mut self, kind: Kind<'ast>, walk: impl FnOnce(&mut Self)) {
+        let at = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
+        self.nodes.push(Node {
+            kind,
+            parent: self.path.last().copied(),
+            end: at,
+            body: self
+                .open
+                .last()
+                .map(|&b| u32::try_from(b).unwrap_or(u32::MAX)),
+        });
+        self.path.push(at);
         walk(self);
-        self.open.pop();
+        self.path.pop();
+        let end = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
+        self.nodes[at as usize].end = end;
+    }
+
+    /// The expression node `i` is, if it is one.
+    pub fn expr(&self, i: usize) -> Option<&'ast Expr> {
+        match self.nodes[i].kind {
+            Kind::Expr(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The nodes around node `i`, innermost first.
+    pub fn ancestors(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
+        std::iter::successors(self.nodes[i].parent, |&p| self.nodes[p as usize].parent)
+            .map(|p| p as usize)
+    }
+
+    /// For each retry site of `sites` (by span), its expression node: the outermost expression
+    /// with exactly that span. Only the expressions outside every body and in the bodies that
+    /// hold a site are measured: a span costs the depth of its expression, and a deeply
+    /// nested expression far from any site (a generated table) would cost its depth squared.
+    pub fn site_nodes(&self, src: &SourceFile, sites: &[Span]) -> Vec<Option<usize>> {
+        let mut out = vec![None; sites.len()];
+        if sites.is_empty() {
+            return out;
+        }
+        let by_span: HashMap<(usize, usize), usize> = (sites.iter().enumerate())
+            .map(|(i, s)| ((s.start, s.end), i))
+            .collect();
+        let holds: Vec<bool> = (self.fns.iter())
+            .map(|b| {
+                let at = span_of(src, b.span);
+                sites.iter().any(|s| at.contains(*s))
+            })
+            .collect();
+        for (i, n) in self.nodes.iter().enumerate() {
+            let Kind::Expr(e) = n.kind else { continue };
+            if n.body.is_some_and(|b| !holds[b as usize]) {
+                continue;
+            }
+            let span = span_of(src, e.span());
+            if let Some(&site) = by_span.get(&(span.start, span.end)) {
+                out[site].get_or_insert(i);
+            }
+        }
+        out
     }
 
     fn races(&mut self, name: String) {
@@ -95,6 +207,9 @@ impl<'ast> Visit<'ast> for Bodies<'ast> {
             sig: &f.sig,
             block: &f.block,
             in_trait: false,
+            free: true,
+            span: f.span(),
+            node: 0,
         };
         self.body(body, |b| visit::visit_item_fn(b, f));
     }
@@ -104,6 +219,9 @@ impl<'ast> Visit<'ast> for Bodies<'ast> {
             sig: &f.sig,
             block: &f.block,
             in_trait: false,
+            free: false,
+            span: f.span(),
+            node: 0,
         };
         self.body(body, |b| visit::visit_impl_item_fn(b, f));
     }
@@ -114,11 +232,23 @@ impl<'ast> Visit<'ast> for Bodies<'ast> {
                 sig: &f.sig,
                 block,
                 in_trait: true,
+                free: false,
+                span: f.span(),
+                node: 0,
             };
             self.body(body, |b| visit::visit_trait_item_fn(b, f));
         } else {
+            self.decls.push(f);
             visit::visit_trait_item_fn(self, f);
         }
+    }
+
+    fn visit_expr(&mut self, e: &'ast Expr) {
+        self.node(Kind::Expr(e), |b| visit::visit_expr(b, e));
+    }
+
+    fn visit_field_value(&mut self, f: &'ast syn::FieldValue) {
+        self.node(Kind::Field(f), |b| visit::visit_field_value(b, f));
     }
 
     fn visit_macro(&mut self, m: &'ast syn::Macro) {
@@ -157,6 +287,81 @@ impl<'ast> Visit<'ast> for Bodies<'ast> {
                 self.closures.push((id.ident.to_string(), &c.body));
             }
         }
-        visit::visit_local(self, l);
+        self.node(Kind::Local(l), |b| visit::visit_local(b, l));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fmt::Write as _;
+
+    use super::{Bodies, Kind};
+    use crate::base::source::{SourceFile, Span};
+    use quote::ToTokens;
+
+    /// One line per node: its depth, kind and text, its body and the size of its subtree.
+    fn render(b: &Bodies<'_>) -> String {
+        let mut out = String::new();
+        for (i, n) in b.nodes.iter().enumerate() {
+            let (kind, text) = match n.kind {
+                Kind::Body(f) => ("body", b.fns[f].sig.ident.to_string()),
+                Kind::Expr(e) => ("expr", e.to_token_stream().to_string()),
+                Kind::Local(l) => ("let", l.pat.to_token_stream().to_string()),
+                Kind::Field(f) => ("field", f.member.to_token_stream().to_string()),
+            };
+            let depth = b.ancestors(i).count();
+            let body = n
+                .body
+                .map_or("-".to_string(), |f| b.fns[f as usize].sig.ident.to_string());
+            let size = n.end as usize - i - 1;
+            let _ = writeln!(
+                out,
+                "{}{kind} `{text}` in {body}, {size} below",
+                "  ".repeat(depth)
+            );
+        }
+        out
+    }
+
+    #[test]
+    fn nodes_are_in_walk_order_with_their_body_and_subtree() {
+        let text = "fn f() { let x = S { a: g(1) }; fn inner() { h() } }\nconst C: u8 = 2;";
+        let file = syn::parse_file(text).unwrap();
+        let b = Bodies::of(&file);
+        insta::assert_snapshot!(render(&b), @r"
+        body `f` in -, 9 below
+          let `x` in f, 5 below
+            expr `S { a : g (1) }` in f, 4 below
+              field `a` in f, 3 below
+                expr `g (1)` in f, 2 below
+                  expr `g` in f, 0 below
+                  expr `1` in f, 0 below
+          body `inner` in f, 2 below
+            expr `h ()` in inner, 1 below
+              expr `h` in inner, 0 below
+        expr `2` in -, 0 below
+        ");
+    }
+
+    #[test]
+    fn a_site_is_its_outermost_expression_of_that_span_in_a_body_that_holds_one() {
+        let text = "fn f() { loop { (g()) } }\nfn other() { loop { h() } }";
+        let src = SourceFile::new("s.rs", text);
+        let file = syn::parse_file(text).unwrap();
+        let b = Bodies::of(&file);
+        let at = |needle: &str| {
+            let start = text.find(needle).unwrap();
+            Span::new(start, start + needle.len())
+        };
+        let sites = [at("loop { (g()) }"), at("(g())")];
+        let nodes = b.site_nodes(&src, &sites);
+        let texts: Vec<String> = nodes
+            .iter()
+            .map(|n| b.expr(n.unwrap()).unwrap().to_token_stream().to_string())
+            .collect();
+        assert_eq!(texts, ["loop { (g ()) }", "(g ())"]);
+        // `other` holds no site: its expressions are never measured, and nothing matches.
+        assert_eq!(b.site_nodes(&src, &[Span::new(0, 0)]), [None]);
+        assert_eq!(b.site_nodes(&src, &[]), Vec::<Option<usize>>::new());
     }
 }

@@ -21,6 +21,7 @@ use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
 use syn::Expr;
 
+use super::bodies::{Bodies, Kind};
 use super::words::{split_ident, words_of};
 use super::{span_of, Facts, FixedDelay};
 use crate::base::source::{SourceFile, Span};
@@ -62,18 +63,53 @@ const ARITHMETIC: &[&str] = &[
 /// and no retry word at all (backon's own tests), so they are the rule's triggers too.
 pub const BUILDERS: &[&str] = &["ExponentialBuilder", "FibonacciBuilder", "ConstantBuilder"];
 
-/// Find every delay with no random component.
-pub(super) fn run(file: &syn::File, src: &SourceFile, facts: &Facts) -> Vec<FixedDelay> {
+/// Find every delay with no random component: the file's nodes in walk order
+/// ([`Bodies::nodes`]), each body's bindings read as it opens.
+pub(super) fn run(
+    bodies: &Bodies<'_>,
+    site_nodes: &[Option<usize>],
+    src: &SourceFile,
+    facts: &Facts,
+) -> Vec<FixedDelay> {
     let mut v = Finder {
         src,
         facts,
         known: facts.sleeps.iter().map(|s| s.span.start).collect(),
-        bindings: Vec::new(),
-        site_words: HashMap::new(),
-        loops: Vec::new(),
+        bindings: vec![HashMap::new(); bodies.fns.len()],
+        site_words: (site_nodes.iter().enumerate())
+            .filter_map(|(site, n)| Some((site, words_of(bodies.expr((*n)?)?))))
+            .collect(),
+        loop_at: None,
+        body: None,
         out: Vec::new(),
     };
-    v.visit_file(file);
+    let mut i = 0;
+    while i < bodies.nodes.len() {
+        let node = &bodies.nodes[i];
+        v.body = node.body.map(|b| b as usize);
+        match node.kind {
+            Kind::Body(b) => {
+                let f = &bodies.fns[b];
+                v.open(b, &f.sig.ident.to_string(), f.sig, f.block);
+            }
+            Kind::Expr(e) => {
+                // The innermost loop around the node, for a wait's pacing of a nested loop.
+                v.loop_at = (bodies.ancestors(i)).find_map(|up| match bodies.expr(up) {
+                    Some(l @ (Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_))) => {
+                        Some(span_of(src, l.span()))
+                    }
+                    _ => None,
+                });
+                if v.expr(e) {
+                    // The inner calls of a builder chain are the same builder.
+                    i = node.end as usize;
+                    continue;
+                }
+            }
+            Kind::Local(_) | Kind::Field(_) => {}
+        }
+        i += 1;
+    }
     v.out.sort_by_key(|d| (d.span.start, d.span.end));
     v.out.dedup_by_key(|d| d.span.start);
     v.out
@@ -83,31 +119,37 @@ struct Finder<'a> {
     src: &'a SourceFile,
     facts: &'a Facts,
     known: BTreeSet<usize>,
-    /// Locals of the enclosing function bodies: name -> every value it was bound or assigned.
+    /// Per body of [`Bodies::fns`], its locals: name -> every value it was bound or assigned.
     bindings: Vec<HashMap<String, Vec<Expr>>>,
-    /// Spans of the loops around the current node, innermost last.
-    loops: Vec<Span>,
+    /// The innermost loop around the current node.
+    loop_at: Option<Span>,
+    /// The innermost body around the current node.
+    body: Option<usize>,
     /// Words of each retry site's code (tokens, so comments do not count).
     site_words: HashMap<usize, BTreeSet<String>>,
     out: Vec<FixedDelay>,
 }
 
 impl Finder<'_> {
-    fn body(&mut self, name: &str, sig: &syn::Signature, block: &syn::Block) {
+    /// Body `index` opens: read its bindings, and judge it as a backoff function.
+    fn open(&mut self, index: usize, name: &str, sig: &syn::Signature, block: &syn::Block) {
         // Bindings clone every initializer; only a function that waits ever reads them (a known
         // sleep, or a call named like one, which its text then spells).
-        let mut b = Bindings::default();
         let span = span_of(self.src, block.span());
         let text = self.src.slice(span);
         if WAIT_NAMES.iter().any(|w| text.contains(w))
             || self.facts.sleeps.iter().any(|s| span.contains(s.span))
         {
+            let mut b = Bindings::default();
             b.visit_block(block);
+            self.bindings[index] = b.0;
         }
-        self.bindings.push(b.0);
         self.backoff_fn(name, sig, block);
-        visit::visit_block(self, block);
-        self.bindings.pop();
+    }
+
+    /// The bindings of the body around the current node.
+    fn locals(&self) -> Option<&HashMap<String, Vec<Expr>>> {
+        self.body.map(|b| &self.bindings[b])
     }
 
     /// `fn backoff(n) -> Duration { Duration::from_secs(2u64.pow(n)) }`.
@@ -144,7 +186,7 @@ impl Finder<'_> {
     fn exponential(&self, d: &Expr) -> Option<BTreeSet<String>> {
         let mut texts = vec![d.to_token_stream().to_string()];
         let mut words = words_of(d);
-        if let Some(b) = self.bindings.last() {
+        if let Some(b) = self.locals() {
             let mut v = Idents(Vec::new());
             v.visit_expr(d);
             for id in v.0 {
@@ -206,9 +248,8 @@ impl Finder<'_> {
         // commands), not the site's attempts.
         let site_span = self.facts.sites[site].span;
         if self
-            .loops
-            .last()
-            .is_some_and(|l| site_span.contains(*l) && *l != site_span)
+            .loop_at
+            .is_some_and(|l| site_span.contains(l) && l != site_span)
         {
             return;
         }
@@ -242,57 +283,10 @@ impl Finder<'_> {
     }
 }
 
-impl<'ast> Visit<'ast> for Finder<'_> {
-    fn visit_item_fn(&mut self, i: &'ast syn::ItemFn) {
-        self.body(&i.sig.ident.to_string(), &i.sig, &i.block);
-    }
-
-    fn visit_impl_item_fn(&mut self, i: &'ast syn::ImplItemFn) {
-        self.body(&i.sig.ident.to_string(), &i.sig, &i.block);
-    }
-
-    fn visit_trait_item_fn(&mut self, i: &'ast syn::TraitItemFn) {
-        if let Some(b) = &i.default {
-            self.body(&i.sig.ident.to_string(), &i.sig, b);
-        }
-    }
-
-    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
-        let span = span_of(self.src, c.span());
-        if doubling_schedule(c) {
-            self.out.push(FixedDelay { span, site: None });
-        }
-        let named = matches!(&*c.func, Expr::Path(p)
-            if p.path.segments.last().is_some_and(|s| WAIT_NAMES.contains(&s.ident.to_string().as_str())));
-        if self.known.contains(&span.start) || named {
-            self.wait(span, c.args.first());
-        }
-        visit::visit_expr_call(self, c);
-    }
-
-    fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
-        let name = m.method.to_string();
-        if WAIT_NAMES.contains(&name.as_str()) && m.args.len() == 1 {
-            self.wait(span_of(self.src, m.span()), m.args.first());
-        }
-        visit::visit_expr_method_call(self, m);
-    }
-
-    fn visit_expr(&mut self, e: &'ast Expr) {
-        // Site words and loops matter only to waits at a site: a file without sites skips the
-        // span arithmetic on every expression.
-        if !self.facts.sites.is_empty() {
-            let span = span_of(self.src, e.span());
-            if let Some(i) = self.facts.sites.iter().position(|s| s.span == span) {
-                self.site_words.insert(i, words_of(e));
-            }
-            if matches!(e, Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_)) {
-                self.loops.push(span);
-                visit::visit_expr(self, e);
-                self.loops.pop();
-                return;
-            }
-        }
+impl Finder<'_> {
+    /// Judge one expression; true when it is a backon builder chain, whose inner calls are the
+    /// same builder and are not judged again.
+    fn expr(&mut self, e: &Expr) -> bool {
         if let Some((span, jitter)) = builder_chain(e) {
             if !jitter {
                 self.out.push(FixedDelay {
@@ -300,10 +294,29 @@ impl<'ast> Visit<'ast> for Finder<'_> {
                     site: None,
                 });
             }
-            // The inner calls of this chain are the same builder.
-            return;
+            return true;
         }
-        visit::visit_expr(self, e);
+        match e {
+            Expr::Call(c) => {
+                let span = span_of(self.src, c.span());
+                if doubling_schedule(c) {
+                    self.out.push(FixedDelay { span, site: None });
+                }
+                let named = matches!(&*c.func, Expr::Path(p)
+                    if p.path.segments.last().is_some_and(|s| WAIT_NAMES.contains(&s.ident.to_string().as_str())));
+                if self.known.contains(&span.start) || named {
+                    self.wait(span, c.args.first());
+                }
+            }
+            Expr::MethodCall(m) => {
+                let name = m.method.to_string();
+                if WAIT_NAMES.contains(&name.as_str()) && m.args.len() == 1 {
+                    self.wait(span_of(self.src, m.span()), m.args.first());
+                }
+            }
+            _ => {}
+        }
+        false
     }
 }
 
@@ -423,8 +436,7 @@ impl<'ast> Visit<'ast> for Opaque<'_, '_> {
         }
         let values = self
             .finder
-            .bindings
-            .last()
+            .locals()
             .and_then(|b| b.get(&name))
             .cloned()
             .unwrap_or_default();

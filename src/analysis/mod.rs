@@ -648,6 +648,8 @@ pub fn analyze_with(
 ) -> Facts {
     let bodies = bodies::Bodies::of(file);
     let mut facts = collect::run(file, &bodies, src, apis, known, helpers);
+    let site_spans: Vec<Span> = facts.sites.iter().map(|s| s.span).collect();
+    let site_nodes = bodies.site_nodes(src, &site_spans);
     facts.requests = requests::run(file, src, apis, &facts);
     for w in &mut facts.wrappers {
         w.refusals_only = w
@@ -655,7 +657,7 @@ pub fn analyze_with(
             .is_some_and(|s| facts.requests.refusal_only_sites.contains(&s));
     }
     facts.server_waits = retry_after::run(&bodies, src, &facts);
-    let (retries, silent) = status::run(file, &bodies, src, &facts);
+    let (retries, silent) = status::run(&bodies, &site_nodes, src, &facts);
     facts.status_retries = retries;
     facts.silent_sites = silent;
     // A wrapper whose own loop is not silent about what it retries decides for its callers.
@@ -668,8 +670,8 @@ pub fn analyze_with(
                 .any(|(i, s)| s.span == at && !facts.silent_sites.iter().any(|(j, _)| *j == i))
         });
     }
-    facts.fixed_delays = jitter::run(file, src, &facts);
-    facts.nested_retries = nested::run(file, src, &facts, apis);
+    facts.fixed_delays = jitter::run(&bodies, &site_nodes, src, &facts);
+    facts.nested_retries = nested::run(&bodies, &site_nodes, src, &facts, apis);
     facts
 }
 
@@ -691,7 +693,9 @@ pub fn sites_with(
     let bodies = bodies::Bodies::of(file);
     let mut facts = collect::run(file, &bodies, src, apis, known, CrateHelpers::NONE);
     // The crate index follows the calls of the sites that do not classify what they retry.
-    facts.silent_sites = status::run(file, &bodies, src, &facts).1;
+    let site_spans: Vec<Span> = facts.sites.iter().map(|s| s.span).collect();
+    let site_nodes = bodies.site_nodes(src, &site_spans);
+    facts.silent_sites = status::run(&bodies, &site_nodes, src, &facts).1;
     facts
 }
 

@@ -18,6 +18,7 @@ use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
 use syn::Expr;
 
+use super::bodies::{Bodies, Kind};
 use super::rounds::is_exit_macro;
 use super::{span_of, Facts, NestedRetry, SiteKind};
 use crate::base::apis::Apis;
@@ -36,7 +37,8 @@ struct Retrying {
 
 /// Find every retry site around a retrying client.
 pub(super) fn run(
-    file: &syn::File,
+    bodies: &Bodies<'_>,
+    site_nodes: &[Option<usize>],
     src: &SourceFile,
     facts: &Facts,
     apis: &Apis,
@@ -66,7 +68,7 @@ pub(super) fn run(
         free_fns: HashSet::new(),
         methods: HashSet::new(),
     };
-    clients.visit_file(file);
+    clients.read(bodies);
     clients.resolve_factories();
     // Functions of this file that contain a retry site of their own: calling one from another
     // retry site nests the retries (a second retrying helper of the same crate).
@@ -87,13 +89,18 @@ pub(super) fn run(
             helpers.entry(name).or_insert(i);
         }
     }
-    let sites: HashMap<(usize, usize), usize> = facts
-        .sites
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| {
+    let mut v = Sites {
+        src,
+        facts,
+        clients: &clients,
+        helpers: &helpers,
+        out: Vec::new(),
+    };
+    // The loop and combinator sites, in walk order.
+    let mut by_node: Vec<(usize, usize)> = (site_nodes.iter().enumerate())
+        .filter(|(site, _)| {
             matches!(
-                s.kind,
+                facts.sites[*site].kind,
                 SiteKind::Loop
                     | SiteKind::While
                     | SiteKind::For
@@ -101,17 +108,14 @@ pub(super) fn run(
                     | SiteKind::Wrapper(_)
             )
         })
-        .map(|(i, s)| ((s.span.start, s.span.end), i))
+        .filter_map(|(site, n)| n.map(|n| (n, site)))
         .collect();
-    let mut v = Sites {
-        src,
-        facts,
-        by_span: &sites,
-        clients: &clients,
-        helpers: &helpers,
-        out: Vec::new(),
-    };
-    v.visit_file(file);
+    by_node.sort_unstable();
+    for (node, site) in by_node {
+        if let Some(e) = bodies.expr(node) {
+            v.site(site, e);
+        }
+    }
     v.out
 }
 
@@ -238,32 +242,71 @@ impl Clients<'_> {
     }
 }
 
-impl<'ast> Visit<'ast> for Clients<'_> {
-    // A policy local is looked up in the function that builds the client only.
-    fn visit_item_fn(&mut self, i: &'ast syn::ItemFn) {
-        let outer = std::mem::take(&mut self.texts);
-        let first = self.locals.len();
-        self.free_fns.insert(i.sig.ident.to_string());
-        visit::visit_item_fn(self, i);
-        self.factory(i.sig.ident.to_string(), &i.block, first);
-        self.texts = outer;
+/// A function whose nodes [`Clients::read`] is in.
+struct Open {
+    /// One past its last node.
+    end: usize,
+    /// Its index in [`Bodies::fns`].
+    body: usize,
+    /// The local texts of the code around it, given back when it ends.
+    outer: Vec<(String, String)>,
+    /// Its first local in [`Clients::locals`].
+    first: usize,
+}
+
+impl<'ast> Clients<'ast> {
+    /// Read the file's nodes in walk order: the locals, fields and assignments that hold a
+    /// client, and the functions that return one. A policy local is looked up in the function
+    /// that builds the client only: each function (not a trait's default method) starts with
+    /// no local texts and gets its outer ones back when it ends.
+    fn read(&mut self, bodies: &Bodies<'ast>) {
+        for d in &bodies.decls {
+            self.methods.insert(d.sig.ident.to_string());
+        }
+        let mut open: Vec<Open> = Vec::new();
+        for (i, n) in bodies.nodes.iter().enumerate() {
+            while open.last().is_some_and(|o| o.end <= i) {
+                self.close(bodies, open.pop());
+            }
+            match n.kind {
+                Kind::Body(b) => {
+                    let f = &bodies.fns[b];
+                    let name = f.sig.ident.to_string();
+                    if f.free {
+                        self.free_fns.insert(name);
+                    } else {
+                        self.methods.insert(name);
+                    }
+                    if !f.in_trait {
+                        let outer = std::mem::take(&mut self.texts);
+                        open.push(Open {
+                            end: n.end as usize,
+                            body: b,
+                            outer,
+                            first: self.locals.len(),
+                        });
+                    }
+                }
+                Kind::Local(l) => self.local(l),
+                Kind::Field(f) => self.field(f),
+                Kind::Expr(Expr::Assign(a)) => self.assign(a),
+                Kind::Expr(_) => {}
+            }
+        }
+        while let Some(o) = open.pop() {
+            self.close(bodies, Some(o));
+        }
     }
 
-    fn visit_impl_item_fn(&mut self, i: &'ast syn::ImplItemFn) {
-        let outer = std::mem::take(&mut self.texts);
-        let first = self.locals.len();
-        self.methods.insert(i.sig.ident.to_string());
-        visit::visit_impl_item_fn(self, i);
-        self.factory(i.sig.ident.to_string(), &i.block, first);
-        self.texts = outer;
+    /// A function's nodes end: is it a factory? Its outer texts come back.
+    fn close(&mut self, bodies: &Bodies<'ast>, open: Option<Open>) {
+        let Some(o) = open else { return };
+        let f = &bodies.fns[o.body];
+        self.factory(f.sig.ident.to_string(), f.block, o.first);
+        self.texts = o.outer;
     }
 
-    fn visit_trait_item_fn(&mut self, i: &'ast syn::TraitItemFn) {
-        self.methods.insert(i.sig.ident.to_string());
-        visit::visit_trait_item_fn(self, i);
-    }
-
-    fn visit_local(&mut self, l: &'ast syn::Local) {
+    fn local(&mut self, l: &syn::Local) {
         let pat = match &l.pat {
             syn::Pat::Type(t) => &*t.pat,
             p => p,
@@ -279,10 +322,9 @@ impl<'ast> Visit<'ast> for Clients<'_> {
                     .push((Holder::Local(id.ident.to_string(), at), callee));
             }
         }
-        visit::visit_local(self, l);
     }
 
-    fn visit_field_value(&mut self, f: &'ast syn::FieldValue) {
+    fn field(&mut self, f: &syn::FieldValue) {
         if let syn::Member::Named(name) = &f.member {
             if let Some(r) = self.retrying(&f.expr) {
                 self.fields.insert(name.to_string(), r);
@@ -290,10 +332,9 @@ impl<'ast> Visit<'ast> for Clients<'_> {
                 self.made_by.push((Holder::Field(name.to_string()), callee));
             }
         }
-        visit::visit_field_value(self, f);
     }
 
-    fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+    fn assign(&mut self, a: &syn::ExprAssign) {
         if let Expr::Field(f) = &*a.left {
             if let syn::Member::Named(name) = &f.member {
                 if let Some(r) = self.retrying(&a.right) {
@@ -301,14 +342,12 @@ impl<'ast> Visit<'ast> for Clients<'_> {
                 }
             }
         }
-        visit::visit_expr_assign(self, a);
     }
 }
 
 struct Sites<'a> {
     src: &'a SourceFile,
     facts: &'a Facts,
-    by_span: &'a HashMap<(usize, usize), usize>,
     clients: &'a Clients<'a>,
     /// Function name -> the first retry site inside it.
     helpers: &'a HashMap<String, usize>,
@@ -486,37 +525,34 @@ fn always_leaves(e: &Expr) -> bool {
     }
 }
 
-impl<'ast> Visit<'ast> for Sites<'_> {
-    fn visit_expr(&mut self, e: &'ast Expr) {
-        let span = span_of(self.src, e.span());
-        if let Some(&site) = self
-            .by_span
-            .get(&(span.start, span.end))
-            .filter(|_| !retries_other_class(e))
-        {
-            let mut uses = Uses::default();
-            uses.visit_expr(e);
-            let item = self.item_span(site);
-            let local = self.clients.locals.iter().find(|(name, at, _)| {
-                uses.locals.contains(name)
-                    && item.is_some_and(|i| i.contains(*at))
-                    && at.start < span.start
-            });
-            let client = local
-                .map(|(_, _, r)| r)
-                .or_else(|| uses.fields.iter().find_map(|f| self.clients.fields.get(f)));
-            if let Some(r) = client {
-                self.out.push(NestedRetry {
-                    site,
-                    inner: r.span,
-                    what: r.what.clone(),
-                    inner_attempts: r.attempts,
-                });
-            } else if let Some(n) = self.helper(site, &uses) {
-                self.out.push(n);
-            }
+impl Sites<'_> {
+    /// Site `site`, written as `e`: does its operation go through a retrying client?
+    fn site(&mut self, site: usize, e: &Expr) {
+        if retries_other_class(e) {
+            return;
         }
-        visit::visit_expr(self, e);
+        let span = span_of(self.src, e.span());
+        let mut uses = Uses::default();
+        uses.visit_expr(e);
+        let item = self.item_span(site);
+        let local = self.clients.locals.iter().find(|(name, at, _)| {
+            uses.locals.contains(name)
+                && item.is_some_and(|i| i.contains(*at))
+                && at.start < span.start
+        });
+        let client = local
+            .map(|(_, _, r)| r)
+            .or_else(|| uses.fields.iter().find_map(|f| self.clients.fields.get(f)));
+        if let Some(r) = client {
+            self.out.push(NestedRetry {
+                site,
+                inner: r.span,
+                what: r.what.clone(),
+                inner_attempts: r.attempts,
+            });
+        } else if let Some(n) = self.helper(site, &uses) {
+            self.out.push(n);
+        }
     }
 }
 

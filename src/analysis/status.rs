@@ -112,12 +112,12 @@ const PERMANENT_WORDS: &[&str] = &["permanent", "fatal", "unrecoverable"];
 /// those): each with the names of the functions its attempt calls, for the crate index to
 /// follow into other files ([`Facts::silent_sites`]).
 pub(super) fn run(
-    file: &syn::File,
     bodies: &Bodies<'_>,
+    site_nodes: &[Option<usize>],
     src: &SourceFile,
     facts: &Facts,
 ) -> (Vec<StatusRetry>, Silent) {
-    scan_sites(file, bodies, src, facts)
+    scan_sites(bodies, site_nodes, src, facts)
 }
 
 /// The status test of a function body that turns every non-success status into an error
@@ -135,8 +135,8 @@ pub(crate) fn gate(body: &syn::Block) -> Option<proc_macro2::Span> {
 pub(super) type Silent = Vec<(usize, Vec<String>)>;
 
 fn scan_sites(
-    file: &syn::File,
     bodies: &Bodies<'_>,
+    site_nodes: &[Option<usize>],
     src: &SourceFile,
     facts: &Facts,
 ) -> (Vec<StatusRetry>, Silent) {
@@ -144,12 +144,6 @@ fn scan_sites(
     if facts.sites.is_empty() {
         return (Vec::new(), Vec::new());
     }
-    let sites: HashMap<(usize, usize), usize> = facts
-        .sites
-        .iter()
-        .enumerate()
-        .map(|(i, s)| ((s.span.start, s.span.end), i))
-        .collect();
     // Operations named by a combinator, and the helpers a loop's attempt calls, are read from
     // this file's functions and named closures (not a trait's default methods).
     let mut ops = Ops::default();
@@ -162,13 +156,24 @@ fn scan_sites(
     let mut v = Sites {
         src,
         facts,
-        by_span: &sites,
         ops: &ops.by_name,
         predicated: Vec::new(),
         out: Vec::new(),
         silent: Vec::new(),
     };
-    v.visit_file(file);
+    // The sites in walk order, each after the method chains around it, whose predicates
+    // (`.when(pred)`) decide what the combinator inside retries.
+    let mut by_node: Vec<(usize, usize)> = (site_nodes.iter().enumerate())
+        .filter_map(|(site, n)| n.map(|n| (n, site)))
+        .collect();
+    by_node.sort_unstable();
+    for (node, site) in by_node {
+        let Some(e) = bodies.expr(node) else { continue };
+        for up in bodies.ancestors(node) {
+            v.predicates_of(bodies.expr(up));
+        }
+        v.site(site, e);
+    }
     // One finding per status test: an outer loop around an inner retry loop sees the same test.
     v.out
         .sort_by_key(|s| (s.test.start, std::cmp::Reverse(s.site)));
@@ -202,7 +207,6 @@ impl<'f> Ops<'f> {
 struct Sites<'a> {
     src: &'a SourceFile,
     facts: &'a Facts,
-    by_span: &'a HashMap<(usize, usize), usize>,
     ops: &'a HashMap<String, Option<Op<'a>>>,
     /// Starts of combinator calls with a retry predicate further out in their method chain
     /// (`(op).retry(b).when(pred)`): the predicate decides what is retried.
@@ -261,100 +265,74 @@ impl Sites<'_> {
 }
 
 impl Sites<'_> {
-    /// Does the item spanning `span` hold a retry site? Items that hold none are not walked:
-    /// every expression the walk meets costs a span, and a deeply nested expression far from
-    /// any site (a generated table, `a[0][0]..`) would cost its depth squared.
-    fn holds_site(&self, span: proc_macro2::Span) -> bool {
-        let at = span_of(self.src, span);
-        self.facts.sites.iter().any(|s| at.contains(s.span))
-    }
-}
-
-impl<'ast> Visit<'ast> for Sites<'_> {
-    fn visit_item_fn(&mut self, i: &'ast syn::ItemFn) {
-        if self.holds_site(i.span()) {
-            visit::visit_item_fn(self, i);
+    /// A method chain ending in a retry predicate (`(op).retry(b).when(pred)`): the combinator
+    /// calls inside it have their retries decided by the predicate.
+    fn predicates_of(&mut self, e: Option<&Expr>) {
+        let Some(Expr::MethodCall(m)) = e else { return };
+        if PREDICATES.contains(&m.method.to_string().as_str()) {
+            let mut r = &*m.receiver;
+            while let Expr::MethodCall(inner) = r {
+                self.predicated.push(span_of(self.src, inner.span()).start);
+                r = &inner.receiver;
+            }
         }
     }
 
-    fn visit_impl_item_fn(&mut self, i: &'ast syn::ImplItemFn) {
-        if self.holds_site(i.span()) {
-            visit::visit_impl_item_fn(self, i);
-        }
-    }
-
-    fn visit_trait_item_fn(&mut self, i: &'ast syn::TraitItemFn) {
-        if self.holds_site(i.span()) {
-            visit::visit_trait_item_fn(self, i);
-        }
-    }
-
-    fn visit_expr(&mut self, e: &'ast Expr) {
+    /// What site `site`, written as `e`, tests about statuses.
+    fn site(&mut self, site: usize, e: &Expr) {
         let span = span_of(self.src, e.span());
-        if let Expr::MethodCall(m) = e {
-            if PREDICATES.contains(&m.method.to_string().as_str()) {
-                let mut r = &*m.receiver;
-                while let Expr::MethodCall(inner) = r {
-                    self.predicated.push(span_of(self.src, inner.span()).start);
-                    r = &inner.receiver;
-                }
-            }
+        let kind = &self.facts.sites[site].kind;
+        let mut found = Scan::default();
+        found.visit_expr(e);
+        if matches!(kind, SiteKind::Combinator(_)) {
+            self.named_ops(e, &mut found);
         }
-        if let Some(&site) = self.by_span.get(&(span.start, span.end)) {
-            let kind = &self.facts.sites[site].kind;
-            let mut found = Scan::default();
-            found.visit_expr(e);
-            if matches!(kind, SiteKind::Combinator(_)) {
-                self.named_ops(e, &mut found);
+        // A call of the crate's own retry wrapper that retries every error, with
+        // `error_for_status()` in the operation written at the call, is read like a
+        // combinator: every non-success status goes round. A test inside a helper the
+        // operation calls is found through the helper, as for a loop.
+        let combinator = match kind {
+            SiteKind::Combinator(_) => true,
+            SiteKind::Wrapper(_) => {
+                !self.facts.sites[site].classifies && found.error_for_status.is_some()
             }
-            // A call of the crate's own retry wrapper that retries every error, with
-            // `error_for_status()` in the operation written at the call, is read like a
-            // combinator: every non-success status goes round. A test inside a helper the
-            // operation calls is found through the helper, as for a loop.
-            let combinator = match kind {
-                SiteKind::Combinator(_) => true,
-                SiteKind::Wrapper(_) => {
-                    !self.facts.sites[site].classifies && found.error_for_status.is_some()
-                }
-                _ => false,
+            _ => false,
+        };
+        found.combinator_classifies |= self.predicated.contains(&span.start);
+        let classifies = found.combinator_classifies && found.status_transient.is_none();
+        if !(found.classified || combinator && classifies) {
+            // A site that also gives up with an error on a non-success response decides
+            // something about statuses: leaving only on success is then not the whole story.
+            let success_exit = found.success_exit.filter(|_| !found.gives_up_on_status());
+            let test = if combinator {
+                found.error_for_status.or(found.negative_leaves)
+            } else {
+                found.negative.or(success_exit)
             };
-            found.combinator_classifies |= self.predicated.contains(&span.start);
-            let classifies = found.combinator_classifies && found.status_transient.is_none();
-            if !(found.classified || combinator && classifies) {
-                // A site that also gives up with an error on a non-success response decides
-                // something about statuses: leaving only on success is then not the whole story.
-                let success_exit = found.success_exit.filter(|_| !found.gives_up_on_status());
-                let test = if combinator {
-                    found.error_for_status.or(found.negative_leaves)
-                } else {
-                    found.negative.or(success_exit)
-                };
-                // A helper's test is the finding's place: the site itself tests nothing.
-                let test = test.map(|t| (t, found.negative.is_none())).or_else(|| {
-                    if combinator || !found.says_nothing() {
-                        return None;
-                    }
-                    let gate = self.callee_gate(e).map(|t| (t, false));
-                    if gate.is_none() && !self.facts.sites[site].classifies {
-                        self.silent.push((site, attempt_callees(e)));
-                    }
-                    gate
-                });
-                if let Some((test, success_exit)) = test {
-                    let reconnect = found
-                        .reconnect()
-                        .filter(|_| success_exit && !combinator)
-                        .map(|s| span_of(self.src, s));
-                    self.out.push(StatusRetry {
-                        site,
-                        test: span_of(self.src, test),
-                        success_exit: success_exit && !combinator,
-                        reconnect,
-                    });
+            // A helper's test is the finding's place: the site itself tests nothing.
+            let test = test.map(|t| (t, found.negative.is_none())).or_else(|| {
+                if combinator || !found.says_nothing() {
+                    return None;
                 }
+                let gate = self.callee_gate(e).map(|t| (t, false));
+                if gate.is_none() && !self.facts.sites[site].classifies {
+                    self.silent.push((site, attempt_callees(e)));
+                }
+                gate
+            });
+            if let Some((test, success_exit)) = test {
+                let reconnect = found
+                    .reconnect()
+                    .filter(|_| success_exit && !combinator)
+                    .map(|s| span_of(self.src, s));
+                self.out.push(StatusRetry {
+                    site,
+                    test: span_of(self.src, test),
+                    success_exit: success_exit && !combinator,
+                    reconnect,
+                });
             }
         }
-        visit::visit_expr(self, e);
     }
 }
 
