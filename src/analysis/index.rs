@@ -276,9 +276,13 @@ impl CrateIndex {
         for (fi, f) in files.iter().enumerate() {
             for t in &f.attempt_timers {
                 let site = &f.sites[t.site];
-                // An uncapped site is `unbounded-retry`'s, or ends on failures this timer does not
-                // multiply.
-                if has_deadline(site) || site.uncapped || site.status_only {
+                // A site under a deadline is bounded as a whole; one that goes round only on
+                // statuses ends on failures this timer does not multiply; one with no attempt
+                // cap that may still end on an exit this model cannot weigh (a state machine's
+                // `engine.step()` giving up) has an unknown bound: no guess. A site that
+                // nothing but success ends is also `unbounded-retry`'s, a different problem
+                // (RULES.md: both fire), and each of its attempts restarts the timer.
+                if has_deadline(site) || site.status_only || (site.uncapped && !site.unbounded) {
                     continue;
                 }
                 out.attempts.push(AttemptFinding {
