@@ -850,6 +850,19 @@ impl Collector<'_> {
         // `while send().is_err()`) goes round on exactly the failure and leaves on success: its
         // header is the failure path, and no cap unless the body has one.
         let fails_header = kind == SiteKind::While && header.is_some_and(attempt_fails);
+        // A way round with no gate is judged only where the loop talks to something outside the
+        // process: it awaits, or calls an operation named like one. A steal, a CAS or a parse
+        // retried in memory exits on its other outcomes by design.
+        let calls_out = scan.awaits || words.iter().any(|w| REMOTE_WORDS.contains(&w.as_str()));
+        // A `while` whose condition tests only flags the body sets when the attempt succeeds
+        // (`while !connected`, `while ip.is_none()`) goes round until that success: its header
+        // is no bound, like `loop`'s. Judged, like a `loop`'s ways round, only where the loop
+        // talks to something outside the process (a file copy the user is asked to retry is
+        // bounded by the user).
+        let flag_header = kind == SiteKind::While
+            && !fails_header
+            && calls_out
+            && header.is_some_and(|c| success_flags(c, body, &scan.incremented, self.apis));
         if !evidence
             || !(scan.failure_path() || falls_through || fails_header)
             || scan.has_tick
@@ -858,7 +871,7 @@ impl Collector<'_> {
             return None;
         }
         let mut cap = match (&kind, header) {
-            (SiteKind::While, Some(_)) if fails_header => Cap::None,
+            (SiteKind::While, Some(_)) if fails_header || flag_header => Cap::None,
             (SiteKind::For, Some(iter)) => {
                 if let Some(o) = infinite_range(iter, &scan.opt_locals) {
                     Cap::OffWhenNone(o)
@@ -905,7 +918,23 @@ impl Collector<'_> {
         // A loop that goes round only by falling through leaves with the attempt's outcome
         // (`return result`), which is its success exit.
         let outcome_exit = falls_through && !scan.failure_path();
-        if !scan.success_exit && !outcome_exit && kind == SiteKind::Loop {
+        // A `while` that tests only a stop signal (`while !stop.load(..)`, `while running`)
+        // ends when asked to, never on success: the same periodic or supervising work as a
+        // `loop` that never leaves on success.
+        let stop_header = kind == SiteKind::While
+            && !flag_header
+            && header.is_some_and(|h| {
+                let w = words_of(h);
+                let stop = |w: &String| {
+                    self.apis.cancellation.names.iter().any(|n| n == w)
+                        || self.apis.cancellation.checks.iter().any(|n| n == w)
+                };
+                w.iter().any(stop)
+                    && !w.iter().any(|w| {
+                        BOUND_WORDS.contains(&w.as_str()) || TIME_WORDS.contains(&w.as_str())
+                    })
+            });
+        if !scan.success_exit && !outcome_exit && (kind == SiteKind::Loop || stop_header) {
             // A `loop` that never leaves on success is periodic work (a heartbeat, a poller, a
             // flusher that stops on shutdown), not a retry. A supervisor among them that waits
             // after a failure (`Err(e) => sleep(retry_delay)`) still retries what failed on
@@ -1006,11 +1035,8 @@ impl Collector<'_> {
         };
         // Only a `loop` (or `while true`) goes round with nothing in its header to stop it.
         let endless = kind == SiteKind::Loop
+            || flag_header
             || matches!(header, Some(Expr::Lit(syn::ExprLit { lit: syn::Lit::Bool(b), .. })) if b.value);
-        // A way round with no gate is judged only where the loop talks to something outside the
-        // process: it awaits, or calls an operation named like one. A steal, a CAS or a parse
-        // retried in memory exits on its other outcomes by design.
-        let calls_out = scan.awaits || words.iter().any(|w| REMOTE_WORDS.contains(&w.as_str()));
         // In a stream's `poll_next` the loop steps a state machine that yields each failure to
         // its consumer, who decides whether to poll again: what bounds a reconnect is the
         // consumer (or the state the machine keeps), not the loop. A future's `poll` has no such
@@ -1908,6 +1934,83 @@ fn attempt_fails(cond: &Expr) -> bool {
     }
 }
 
+/// `stream.next().await`, `rx.recv().await`: the next message of a connection, `None` once the
+/// connection is gone.
+fn stream_ends(e: &Expr) -> bool {
+    let Expr::Await(a) = strip_parens(e) else {
+        return false;
+    };
+    matches!(&*a.base, Expr::MethodCall(m)
+        if m.args.is_empty() && matches!(m.method.to_string().as_str(), "next" | "recv" | "next_message"))
+}
+
+/// A `while` condition made only of flags the loop's body assigns, or locals it never
+/// changes: `!done`, `ip.is_none()`, `(expected && a.is_none()) || b.is_none()`. No counter the
+/// body steps, no bound or time word, no call but `is_none` / `is_some` on a local: only the
+/// outcome the body records can end the loop (a `self.running` field or an atomic's `load()`
+/// may change elsewhere, and is left to the cancellation rules).
+fn success_flags(cond: &Expr, body: &syn::Block, stepped: &BTreeSet<String>, apis: &Apis) -> bool {
+    fn flags(e: &Expr, out: &mut Vec<String>) -> bool {
+        match e {
+            Expr::Paren(p) => flags(&p.expr, out),
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => flags(&u.expr, out),
+            Expr::Binary(b) if matches!(b.op, syn::BinOp::And(_) | syn::BinOp::Or(_)) => {
+                flags(&b.left, out) && flags(&b.right, out)
+            }
+            Expr::MethodCall(m)
+                if m.args.is_empty()
+                    && matches!(m.method.to_string().as_str(), "is_none" | "is_some") =>
+            {
+                flags(&m.receiver, out) && matches!(&*m.receiver, Expr::Path(_))
+            }
+            Expr::Path(p) => p.path.get_ident().is_some_and(|id| {
+                out.push(id.to_string());
+                true
+            }),
+            _ => false,
+        }
+    }
+    let mut names = Vec::new();
+    if !flags(cond, &mut names) {
+        return false;
+    }
+    let mut words = BTreeSet::new();
+    for n in &names {
+        super::words::split_ident(n, &mut words);
+    }
+    if names.iter().any(|n| stepped.contains(n))
+        || words.iter().any(|w| {
+            BOUND_WORDS.contains(&w.as_str())
+                || TIME_WORDS.contains(&w.as_str())
+                || apis.cancellation.names.iter().any(|n| n == w)
+        })
+    {
+        return false;
+    }
+    let assigned = assigned_locals(body);
+    names.iter().any(|n| assigned.contains(n))
+}
+
+/// The plain locals a block assigns (`done = true;`), closures and nested items aside.
+fn assigned_locals(body: &syn::Block) -> BTreeSet<String> {
+    struct V(BTreeSet<String>);
+    impl<'ast> Visit<'ast> for V {
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+        fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+            if let Expr::Path(p) = &*a.left {
+                if let Some(id) = p.path.get_ident() {
+                    self.0.insert(id.to_string());
+                }
+            }
+            visit::visit_expr_assign(self, a);
+        }
+    }
+    let mut v = V(BTreeSet::new());
+    v.visit_block(body);
+    v.0
+}
+
 fn infinite_range(e: &Expr, locals: &HashMap<String, OptLocal>) -> Option<String> {
     let Expr::Range(r) = strip_parens(e) else {
         return None;
@@ -2625,6 +2728,13 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
         let err = matches!(&*e.cond, Expr::Let(l) if is_err_pattern(&l.pat));
         if err {
             self.err_path_at(e.then_branch.span());
+        }
+        // `if let Some(msg) = stream.next().await { .. } else { reconnect }`: the stream ended,
+        // so the connection is lost and the `else` branch is the loop's failure path.
+        if let (Expr::Let(l), Some((_, els))) = (&*e.cond, &e.else_branch) {
+            if opt::is_some_pat(&l.pat) && stream_ends(&l.expr) {
+                self.err_path_at(els.span());
+            }
         }
         self.success_depth += usize::from(success);
         self.failure_depth += usize::from(err);

@@ -1319,4 +1319,93 @@ impl Task {
         reconnect 15:9 cancel failure-paths=20:47 waits=
         ");
     }
+
+    #[test]
+    fn a_while_that_tests_only_what_success_sets_has_no_cap() {
+        // `while ip.is_none()` ends only when an attempt succeeds: no cap, like a `loop`, and
+        // its way round on `NotFound` stands on no bound. `while attempt < 5` is a cap; a flag
+        // the body never sets is no outcome; a copy retried in memory (no await, no remote
+        // call) is left alone.
+        insta::assert_snapshot!(check(
+            "async fn until_ready(c: &Client) {
+    let mut ip = None;
+    while ip.is_none() {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        match c.describe().send().await {
+            Ok(d) => ip = d.ip(),
+            Err(e) => {
+                if e.code() != Some(\"NotFound\") {
+                    panic!(\"describe failed: {e}\");
+                }
+            }
+        }
+    }
+}
+async fn counted(c: &Client) {
+    let mut attempt = 0;
+    let mut done = false;
+    while !done && attempt < 5 {
+        attempt += 1;
+        match c.send().await {
+            Ok(_) => done = true,
+            Err(e) => tracing::warn!(\"retry {attempt}: {e}\"),
+        }
+    }
+}
+fn copy_retry(opts: &Options) {
+    let mut work = true;
+    while work {
+        match copy_file(opts) {
+            Ok(_) => work = false,
+            Err(e) => match ask_user(&e) {
+                Decision::Retry => {}
+                Decision::Abort => panic!(\"{e}\"),
+            },
+        }
+    }
+}
+"
+        ), @r"
+        site #0 3:5 while cap=none deadline=- exits-on-failure ungated-round=13:5
+        site #1 18:5 while cap=symbolic deadline=-
+        site #2 28:5 while cap=symbolic deadline=- exits-on-failure
+        sleep 4:9 tokio::time::sleep(Duration::from_secs(1)) site=#0
+        fixed-delay 4:9 site=#0
+        asks-crate code
+        ");
+    }
+
+    #[test]
+    fn a_while_that_tests_only_a_stop_signal_is_periodic_work() {
+        // The ping loop pings whether or not the last ping failed and ends only when asked to:
+        // no retry site. The reader's `else` (the stream ended) is a failure path: its wait
+        // before reconnecting is a reconnect wait.
+        insta::assert_snapshot!(check(
+            "async fn run(stop: Arc<AtomicBool>, mut reader: Reader, w: Writer) {
+    while !stop.load(Ordering::Relaxed) {
+        if let Err(e) = w.send(ping()).await {
+            error!(\"ping failed: {e}\");
+        }
+        tokio::time::sleep(Duration::from_secs(50)).await;
+    }
+    while !stop.load(Ordering::Relaxed) {
+        if let Some(msg) = reader.next().await {
+            handle(msg);
+        } else {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            match connect().await {
+                Ok(r) => reader = r,
+                Err(e) => error!(\"reconnect failed: {e}\"),
+            }
+        }
+    }
+}
+"
+        ), @r"
+        sleep 6:9 tokio::time::sleep(Duration::from_secs(50)) site=-
+        sleep 12:13 tokio::time::sleep(Duration::from_secs(1)) site=-
+        reconnect 2:5 cancel failure-paths=3:46 waits=
+        reconnect 8:5 cancel failure-paths=11:16,15:27 waits=12:13
+        ");
+    }
 }
