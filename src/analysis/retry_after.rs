@@ -510,13 +510,30 @@ fn origin_of(init: &Expr) -> Option<proc_macro2::Span> {
 
 fn is_source_ident(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
-    if SOURCES.iter().any(|s| lower.contains(s)) {
-        return true;
-    }
     let mut words = std::collections::BTreeSet::new();
     split_ident(name, &mut words);
+    if SOURCES.iter().any(|s| lower.contains(s)) {
+        // `default_retry_after`, `max_retry_after`, `force_retry_after`: a value the program
+        // was configured with, not one the server sent.
+        return !words.iter().any(|w| CONFIGURED_WORDS.contains(&w.as_str()));
+    }
     words.contains(HINT) && HINT_DELAY_WORDS.iter().any(|w| words.contains(*w))
 }
+
+/// Identifier words of a configured value named after the header.
+const CONFIGURED_WORDS: &[&str] = &[
+    "default",
+    "max",
+    "min",
+    "force",
+    "forced",
+    "fallback",
+    "base",
+    "initial",
+    "fixed",
+    "config",
+    "configured",
+];
 
 /// A cap call or a time-left word anywhere in `e`.
 fn caps(e: &Expr) -> bool {
