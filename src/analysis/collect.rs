@@ -4,7 +4,7 @@
 //! function and its site without a second pass. Loop bodies get a focused sub-scan
 //! ([`LoopScan`]) that decides whether the loop is a retry site and what bounds it.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use quote::ToTokens;
 use syn::spanned::Spanned;
@@ -15,7 +15,7 @@ use super::bodies::Bodies;
 use super::imports::path_segments;
 use super::macros::{known_macro_exprs, Role};
 use super::optional_cap::{self as opt, OptLocal};
-use super::rounds::CrateHelpers;
+use super::rounds::{CrateHelpers, FlagEnd};
 use super::strategy::{self, Reading};
 use super::words::{ident_words_of, words_of};
 use super::wrappers::{self, Wrapper};
@@ -609,6 +609,7 @@ impl Collector<'_> {
             deadline,
             checks_cancel: w.checks_cancel,
             exits_on_failure: w.exits_on_failure,
+            header_flags: false,
             ungated_round: None,
             sleeps: Vec::new(),
             comparison_words: Vec::new(),
@@ -751,6 +752,7 @@ impl Collector<'_> {
             // The function returns: every call of it ends, on failure too, unless it recurses
             // forever, which the cap says.
             exits_on_failure: false,
+            header_flags: false,
             ungated_round: None,
             sleeps: Vec::new(),
             comparison_words: Vec::new(),
@@ -819,6 +821,9 @@ impl Collector<'_> {
             scan.visit_expr(h);
             scan.escape = None;
         }
+        // A stop word in the header is a stop signal unless the header tests the body's own
+        // success flags (`while running { .. running = false }`): decided below.
+        let header_cancel = std::mem::take(&mut scan.checks_cancel);
         scan.visit_block(body);
         let mut words = words_of(body);
         if let Some(l) = label {
@@ -859,10 +864,25 @@ impl Collector<'_> {
         // is no bound, like `loop`'s. Judged, like a `loop`'s ways round, only where the loop
         // talks to something outside the process (a file copy the user is asked to retry is
         // bounded by the user).
-        let flag_header = kind == SiteKind::While
-            && !fails_header
-            && calls_out
-            && header.is_some_and(|c| success_flags(c, body, &scan.incremented, self.apis));
+        let header_flags = (kind == SiteKind::While && !fails_header && calls_out)
+            .then(|| header.and_then(|c| success_flags(c, body, &scan.incremented)))
+            .flatten()
+            .unwrap_or_default();
+        let flag_header = !header_flags.is_empty();
+        scan.checks_cancel |= header_cancel && !flag_header;
+        if flag_header && scan.checks_cancel {
+            // `if running { sleep(..) }` tests the same flag again: only a stop word that is
+            // not one of the header's flags is a stop signal.
+            let mut flag_words = BTreeSet::new();
+            for n in header_flags.keys() {
+                super::words::split_ident(n, &mut flag_words);
+            }
+            let cancel = &self.apis.cancellation;
+            scan.checks_cancel = words_of(body).iter().any(|w| {
+                !flag_words.contains(w)
+                    && (cancel.names.iter().chain(&cancel.checks)).any(|n| n == w)
+            });
+        }
         if !evidence
             || !(scan.failure_path() || falls_through || fails_header)
             || scan.has_tick
@@ -921,8 +941,16 @@ impl Collector<'_> {
         // A `while` that tests only a stop signal (`while !stop.load(..)`, `while running`)
         // ends when asked to, never on success: the same periodic or supervising work as a
         // `loop` that never leaves on success.
+        // A header that also tests a flag the body sets (`while !registered && !stop`) leaves
+        // on success through it: a retry loop, not periodic work.
         let stop_header = kind == SiteKind::While
             && !flag_header
+            && header.is_some_and(|h| {
+                let assigned = assigned_locals(body);
+                !super::Binding::idents_of(h)
+                    .iter()
+                    .any(|n| assigned.contains(n))
+            })
             && header.is_some_and(|h| {
                 let w = words_of(h);
                 let stop = |w: &String| {
@@ -964,6 +992,7 @@ impl Collector<'_> {
             label_name.as_deref(),
             &scan.incremented,
             &self.bound_checkers,
+            &header_flags,
             self.apis,
         );
         let hidden = flow.asked.iter().filter(|n| !self.defined_fns.contains(*n));
@@ -1064,6 +1093,7 @@ impl Collector<'_> {
             deadline,
             checks_cancel: scan.checks_cancel,
             exits_on_failure: scan.failure_exit,
+            header_flags: flag_header,
             ungated_round,
             sleeps: Vec::new(),
             comparison_words: scan.comparisons.into_iter().map(|c| c.words).collect(),
@@ -1108,6 +1138,7 @@ impl Collector<'_> {
             deadline,
             checks_cancel: false,
             exits_on_failure: false,
+            header_flags: false,
             ungated_round: None,
             sleeps: Vec::new(),
             comparison_words: Vec::new(),
@@ -1948,47 +1979,69 @@ fn stream_ends(e: &Expr) -> bool {
 /// changes: `!done`, `ip.is_none()`, `(expected && a.is_none()) || b.is_none()`. No counter the
 /// body steps, no bound or time word, no call but `is_none` / `is_some` on a local: only the
 /// outcome the body records can end the loop (a `self.running` field or an atomic's `load()`
-/// may change elsewhere, and is left to the cancellation rules).
-fn success_flags(cond: &Expr, body: &syn::Block, stepped: &BTreeSet<String>, apis: &Apis) -> bool {
-    fn flags(e: &Expr, out: &mut Vec<String>) -> bool {
+/// may change elsewhere, and is left to the cancellation rules). The flags the body assigns,
+/// each with the value that ends the loop.
+fn success_flags(
+    cond: &Expr,
+    body: &syn::Block,
+    stepped: &BTreeSet<String>,
+) -> Option<BTreeMap<String, FlagEnd>> {
+    /// `negated`: under an odd number of `!`.
+    fn flags(e: &Expr, negated: bool, out: &mut Vec<(String, FlagEnd)>) -> bool {
         match e {
-            Expr::Paren(p) => flags(&p.expr, out),
-            Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => flags(&u.expr, out),
+            Expr::Paren(p) => flags(&p.expr, negated, out),
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => flags(&u.expr, !negated, out),
             Expr::Binary(b) if matches!(b.op, syn::BinOp::And(_) | syn::BinOp::Or(_)) => {
-                flags(&b.left, out) && flags(&b.right, out)
+                flags(&b.left, negated, out) && flags(&b.right, negated, out)
             }
-            Expr::MethodCall(m)
-                if m.args.is_empty()
-                    && matches!(m.method.to_string().as_str(), "is_none" | "is_some") =>
-            {
-                flags(&m.receiver, out) && matches!(&*m.receiver, Expr::Path(_))
+            Expr::MethodCall(m) if m.args.is_empty() => {
+                let Expr::Path(p) = &*m.receiver else {
+                    return false;
+                };
+                let Some(id) = p.path.get_ident() else {
+                    return false;
+                };
+                // The loop goes on while the test holds: it ends on the value that fails it.
+                let end = match (m.method.to_string().as_str(), negated) {
+                    ("is_none", false) | ("is_some", true) => FlagEnd::NotNone,
+                    ("is_some", false) | ("is_none", true) => FlagEnd::IsNone,
+                    _ => return false,
+                };
+                out.push((id.to_string(), end));
+                true
             }
             Expr::Path(p) => p.path.get_ident().is_some_and(|id| {
-                out.push(id.to_string());
+                let end = if negated {
+                    FlagEnd::True
+                } else {
+                    FlagEnd::False
+                };
+                out.push((id.to_string(), end));
                 true
             }),
             _ => false,
         }
     }
     let mut names = Vec::new();
-    if !flags(cond, &mut names) {
-        return false;
+    if !flags(cond, false, &mut names) {
+        return None;
     }
     let mut words = BTreeSet::new();
-    for n in &names {
+    for (n, _) in &names {
         super::words::split_ident(n, &mut words);
     }
-    if names.iter().any(|n| stepped.contains(n))
-        || words.iter().any(|w| {
-            BOUND_WORDS.contains(&w.as_str())
-                || TIME_WORDS.contains(&w.as_str())
-                || apis.cancellation.names.iter().any(|n| n == w)
-        })
+    if names.iter().any(|(n, _)| stepped.contains(n))
+        || words
+            .iter()
+            .any(|w| BOUND_WORDS.contains(&w.as_str()) || TIME_WORDS.contains(&w.as_str()))
     {
-        return false;
+        return None;
     }
     let assigned = assigned_locals(body);
-    names.iter().any(|n| assigned.contains(n))
+    let set: BTreeMap<String, FlagEnd> = (names.into_iter())
+        .filter(|(n, _)| assigned.contains(n))
+        .collect();
+    (!set.is_empty()).then_some(set)
 }
 
 /// The plain locals a block assigns (`done = true;`), closures and nested items aside.
@@ -2729,10 +2782,14 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
         if err {
             self.err_path_at(e.then_branch.span());
         }
-        // `if let Some(msg) = stream.next().await { .. } else { reconnect }`: the stream ended,
-        // so the connection is lost and the `else` branch is the loop's failure path.
+        // `if let Some(msg) = stream.next().await { .. } else { reconnect }`: the stream ended
+        // and the branch connects again, so the connection was lost and the `else` branch is
+        // the loop's failure path (an empty queue's idle wait connects nothing).
         if let (Expr::Let(l), Some((_, els))) = (&*e.cond, &e.else_branch) {
-            if opt::is_some_pat(&l.pat) && stream_ends(&l.expr) {
+            let reconnects = words_of(&**els)
+                .iter()
+                .any(|w| matches!(w.as_str(), "connect" | "reconnect" | "dial" | "resubscribe"));
+            if opt::is_some_pat(&l.pat) && stream_ends(&l.expr) && reconnects {
                 self.err_path_at(els.span());
             }
         }

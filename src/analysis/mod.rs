@@ -318,6 +318,10 @@ pub struct RetrySite {
     /// Some exit is not plainly a success (`?`, `return Err(..)`, a conditional `break`): the
     /// failure it leaves on may be the bound, so the site is not known to be unbounded.
     pub exits_on_failure: bool,
+    /// A `while` whose header tests only flags the body sets on success (`while !done`):
+    /// nothing else in the header can end it, so, like a `loop`, it is judged by its ways
+    /// round ([`Self::ungated_round`]), not by the absence of a cap.
+    pub header_flags: bool,
     /// For a `loop`: the first way round (a `continue`, or the body's closing brace for the
     /// fall-through) that no attempt check, deadline, budget or stop signal stands on, even
     /// when such a check exists elsewhere in the body. An exit on another failure class does
@@ -456,7 +460,9 @@ impl RetrySite {
         }
         match self.cap {
             Cap::None | Cap::Literal(_) | Cap::Symbolic if self.ungated_round.is_some() => true,
-            Cap::None => !self.exits_on_failure && self.kind != SiteKind::Loop,
+            Cap::None => {
+                !self.exits_on_failure && self.kind != SiteKind::Loop && !self.header_flags
+            }
             _ => false,
         }
     }

@@ -96,6 +96,44 @@ const STRATEGY_STATE_WORDS: &[&str] = &[
 /// Exit macros (they end the path the way `return` does).
 const EXIT_MACROS: &[&str] = super::collect::EXIT_MACROS;
 
+/// What ends a `while` over a flag: the value its header needs to stop going round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum FlagEnd {
+    /// `while !done`: `done = true` ends it.
+    True,
+    /// `while running`: `running = false` ends it.
+    False,
+    /// `while ip.is_none()`: any value but `None` ends it.
+    NotNone,
+    /// `while ip.is_some()`: `None` ends it.
+    IsNone,
+}
+
+/// `done = true` for `while !done`, `ip = lookup()` for `while ip.is_none()`: an assignment
+/// that (unless its value is literally the one that keeps the loop going) ends the loop.
+fn ends_loop(flags: &BTreeMap<String, FlagEnd>, a: &syn::ExprAssign) -> bool {
+    let Expr::Path(p) = &*a.left else {
+        return false;
+    };
+    let Some(end) = p.path.get_ident().and_then(|id| flags.get(&id.to_string())) else {
+        return false;
+    };
+    let bool_lit = match &*a.right {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Bool(b),
+            ..
+        }) => Some(b.value),
+        _ => None,
+    };
+    let none = matches!(&*a.right, Expr::Path(p) if p.path.is_ident("None"));
+    match end {
+        FlagEnd::True => bool_lit != Some(false),
+        FlagEnd::False => bool_lit != Some(true),
+        FlagEnd::NotNone => !none,
+        FlagEnd::IsNone => none,
+    }
+}
+
 /// The ways round of `body` (of a loop labelled `label`): the first that no gate stands on, and
 /// whether any is taken after a failure. `counters` are the words of what the body increments.
 pub(super) fn flow(
@@ -103,9 +141,11 @@ pub(super) fn flow(
     label: Option<&str>,
     counters: &BTreeSet<String>,
     checkers: &BTreeSet<String>,
+    header_flags: &BTreeMap<String, FlagEnd>,
     apis: &Apis,
 ) -> Flow {
     let mut gates = Gates {
+        header_flags,
         counters: counters.clone(),
         flags: BTreeSet::new(),
         gated_macros: BTreeSet::new(),
@@ -174,6 +214,9 @@ pub(super) struct Round {
 
 /// What decides whether an expression is a gate.
 struct Gates<'a> {
+    /// The flags a `while` header tests (`while !done`): assigning one a value that ends the
+    /// loop leaves it, like a `break`.
+    header_flags: &'a BTreeMap<String, FlagEnd>,
     counters: BTreeSet<String>,
     /// Flags assigned under a gate.
     flags: BTreeSet<String>,
@@ -1186,6 +1229,13 @@ impl Walk<'_, '_> {
         if !st.reach() {
             return st;
         }
+        if let Expr::Assign(a) = e {
+            if ends_loop(self.gates.header_flags, a) {
+                self.expr(&a.right, st, rest_leaves);
+                self.left();
+                return St::GONE;
+            }
+        }
         match e {
             Expr::Paren(p) => self.expr(&p.expr, st, rest_leaves),
             Expr::Return(r) => {
@@ -1426,6 +1476,8 @@ impl Walk<'_, '_> {
             }
             Expr::Match(m) => !m.arms.is_empty() && m.arms.iter().all(|a| self.leaves(&a.body)),
             Expr::Macro(m) => is_exit_macro(&m.mac),
+            // `done = true` in a `while !done`: the header ends the loop.
+            Expr::Assign(a) => ends_loop(self.gates.header_flags, a),
             _ => false,
         }
     }
@@ -1651,6 +1703,7 @@ mod tests {
                 label.as_deref(),
                 &counters,
                 &BTreeSet::new(),
+                &BTreeMap::new(),
                 self.0,
             )
             .ungated;
