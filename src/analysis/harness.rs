@@ -1408,4 +1408,32 @@ fn copy_retry(opts: &Options) {
         reconnect 8:5 cancel failure-paths=11:16,15:27 waits=12:13
         ");
     }
+
+    #[test]
+    fn an_sdk_client_retries_by_itself_unless_the_file_turns_it_off() {
+        let code = |config: &str| {
+            format!(
+                "async fn put(bucket: &str) -> Result<(), Error> {{
+    let config = aws_config::defaults(BehaviorVersion::latest()){config}.load().await;
+    let client = aws_sdk_s3::Client::new(&config);
+    for attempt in 0..5 {{
+        match client.put_object().bucket(bucket).send().await {{
+            Ok(_) => return Ok(()),
+            Err(e) => tracing::warn!(\"attempt {{attempt}}: {{e}}\"),
+        }}
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    }}
+    Err(Error::GaveUp)
+}}
+"
+            )
+        };
+        let on = check(&code(""));
+        assert!(
+            on.contains("nested site=#0 inner 3:18 by aws_sdk_*::Client"),
+            "{on}"
+        );
+        let off = check(&code(".retry_config(RetryConfig::disabled())"));
+        assert!(!off.contains("nested"), "{off}");
+    }
 }

@@ -7,9 +7,13 @@
 //! as a field of `self` set from such an expression anywhere in the file (`Self { http: .. }`,
 //! `self.http = ..`). A loop or combinator retry site that calls a method on it is nested.
 //!
-//! Deliberately absent: AWS SDK clients (whether their config keeps the default retries is
-//! decided in another crate's builder, often in another file) and clients passed in as
-//! parameters. The inner attempt count is read only from a literal `build_with_max_retries(n)`.
+//! An SDK client that retries by default (`[retry] retrying_sdks`: an AWS SDK
+//! `aws_sdk_ec2::Client::new(&config)`, 3 attempts a call) retries by itself too, unless the
+//! file turns the SDK's retries off (`RetryConfig::disabled()`, `retrying_sdk_off`).
+//!
+//! Deliberately absent: an SDK configuration built in another file that turns retries off
+//! (the file's own text is what is read), and clients passed in as parameters. The inner
+//! attempt count is read only from a literal `build_with_max_retries(n)` and an SDK's default.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -67,6 +71,8 @@ pub(super) fn run(
         made_by: Vec::new(),
         free_fns: HashSet::new(),
         methods: HashSet::new(),
+        sdk_retries_off: (apis.retry.retrying_sdk_off.iter())
+            .any(|off| src.text.replace(' ', "").contains(off.as_str())),
     };
     clients.read(bodies);
     clients.resolve_factories();
@@ -137,6 +143,8 @@ struct Clients<'a> {
     /// Names of the file's free functions and of its methods.
     free_fns: HashSet<String>,
     methods: HashSet<String>,
+    /// The file turns an SDK's own retries off (`RetryConfig::disabled()`).
+    sdk_retries_off: bool,
 }
 
 /// What holds a client made by a factory call.
@@ -171,6 +179,14 @@ fn max_retries(text: &str) -> Option<u64> {
 impl Clients<'_> {
     fn retrying(&self, e: &Expr) -> Option<Retrying> {
         let text = e.to_token_stream().to_string().replace(' ', "");
+        if let Some(sdk) = self.retrying_sdk(&text) {
+            return Some(Retrying {
+                span: span_of(self.src, e.span()),
+                what: format!("{sdk}*::Client"),
+                // The AWS SDK's standard retry mode: 3 attempts a call.
+                attempts: Some(3),
+            });
+        }
         let what = self.apis.retry.retrying_clients.iter().find(|m| {
             // Whole names only: `MultipartRetry::new` is not tower's `Retry::new`.
             text.match_indices(m.as_str()).any(|(i, _)| {
@@ -196,6 +212,25 @@ impl Clients<'_> {
 }
 
 impl Clients<'_> {
+    /// `aws_sdk_s3::Client::new(&config)`, `aws_sdk_ec2::Client::from_conf(conf)`: a client of
+    /// an SDK that retries by default, in a file that does not turn its retries off.
+    fn retrying_sdk(&self, text: &str) -> Option<&str> {
+        let built = text.contains("::Client::new(") || text.contains("::Client::from_conf(");
+        if !built || self.sdk_retries_off {
+            return None;
+        }
+        (self.apis.retry.retrying_sdks.iter())
+            .find(|p| {
+                text.match_indices(p.as_str()).any(|(i, _)| {
+                    !text[..i]
+                        .chars()
+                        .next_back()
+                        .is_some_and(|c| c.is_alphanumeric() || c == '_')
+                })
+            })
+            .map(String::as_str)
+    }
+
     /// Record `name` as a factory when its body's value is a retrying client: built in its
     /// tail, or a local of it that holds one.
     fn factory(&mut self, name: String, body: &syn::Block, first_local: usize) {
@@ -326,7 +361,16 @@ impl<'ast> Clients<'ast> {
 
     fn field(&mut self, f: &syn::FieldValue) {
         if let syn::Member::Named(name) = &f.member {
-            if let Some(r) = self.retrying(&f.expr) {
+            // `Self { client, .. }` / `client: client`: the latest local of that name.
+            let local = match &f.expr {
+                Expr::Path(p) => p.path.get_ident().and_then(|id| {
+                    (self.locals.iter().rev())
+                        .find(|(n, _, _)| id == n)
+                        .map(|(_, _, r)| r.clone())
+                }),
+                _ => None,
+            };
+            if let Some(r) = local.or_else(|| self.retrying(&f.expr)) {
                 self.fields.insert(name.to_string(), r);
             } else if let Some(callee) = factory_call(&f.expr) {
                 self.made_by.push((Holder::Field(name.to_string()), callee));

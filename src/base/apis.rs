@@ -170,6 +170,13 @@ pub struct Retry {
     /// Type names whose presence in a client's construction makes the client retry by itself.
     #[serde(default)]
     pub retrying_clients: Vec<String>,
+    /// Crate-name prefixes of SDKs whose clients (`<crate>..::Client::new(..)`) retry by
+    /// themselves by default.
+    #[serde(default)]
+    pub retrying_sdks: Vec<String>,
+    /// Text that, anywhere in a file, turns such an SDK's own retries off.
+    #[serde(default)]
+    pub retrying_sdk_off: Vec<String>,
 }
 
 /// A strategy constructor capped by default.
@@ -359,6 +366,10 @@ impl Apis {
         self.retry
             .retrying_clients
             .extend(other.retry.retrying_clients);
+        self.retry.retrying_sdks.extend(other.retry.retrying_sdks);
+        self.retry
+            .retrying_sdk_off
+            .extend(other.retry.retrying_sdk_off);
         let (st, o) = (&mut self.strategies, other.strategies);
         st.retry_caps.extend(o.retry_caps);
         st.attempt_caps.extend(o.attempt_caps);
@@ -448,6 +459,26 @@ impl Apis {
                 .iter()
                 .map(|w| w.to_ascii_lowercase()),
         );
+        words
+    }
+
+    /// Words a client that retries by itself is built with: the retrying types and the SDK
+    /// crate prefixes (`aws_sdk`), for the items the nested-retry analysis reads elsewhere in a
+    /// file (the constructor that builds the client a retry loop uses).
+    #[must_use]
+    pub fn retrying_client_words(&self) -> Vec<String> {
+        let ident = |s: &String| {
+            s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .find(|w| !w.is_empty())
+                .unwrap_or("")
+                .trim_matches('_')
+                .to_ascii_lowercase()
+        };
+        let mut words: Vec<String> = (self.retry.retrying_clients.iter())
+            .chain(&self.retry.retrying_sdks)
+            .map(ident)
+            .collect();
+        words.retain(|w| !w.is_empty());
         words
     }
 

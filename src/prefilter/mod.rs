@@ -46,6 +46,8 @@ pub enum Vocab {
     Clients,
     /// The request and body APIs ([`Apis::request_words`]).
     Requests,
+    /// What a client that retries by itself is built with ([`Apis::retrying_client_words`]).
+    RetryingClients,
 }
 
 impl Vocab {
@@ -56,6 +58,7 @@ impl Vocab {
             Vocab::BlockingSleeps => apis.sleep_words(true),
             Vocab::Clients => apis.client_words(),
             Vocab::Requests => apis.request_words(),
+            Vocab::RetryingClients => apis.retrying_client_words(),
         }
     }
 }

@@ -20,7 +20,8 @@ pub(crate) static RULE: Rule = Rule {
     },
     // The retrying-client names are in `rules/apis.toml`, so the analysis' triggers cover them.
     triggers: &[Trigger::vocab(Vocab::RetrySites)],
-    context: &[],
+    // The retrying client may be built in an item with no retry word (a constructor).
+    context: &[Trigger::vocab(Vocab::RetryingClients)],
     kind: Kind::File(check),
 };
 
