@@ -467,16 +467,9 @@ impl Apis {
     /// file (the constructor that builds the client a retry loop uses).
     #[must_use]
     pub fn retrying_client_words(&self) -> Vec<String> {
-        let ident = |s: &String| {
-            s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .find(|w| !w.is_empty())
-                .unwrap_or("")
-                .trim_matches('_')
-                .to_ascii_lowercase()
-        };
         let mut words: Vec<String> = (self.retry.retrying_clients.iter())
             .chain(&self.retry.retrying_sdks)
-            .map(ident)
+            .map(|s| first_ident(s).trim_matches('_').to_string())
             .collect();
         words.retain(|w| !w.is_empty());
         words
@@ -486,12 +479,7 @@ impl Apis {
     /// names): items holding them are context for the request rules.
     #[must_use]
     pub fn request_words(&self) -> Vec<String> {
-        let ident = |s: &String| {
-            s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .find(|w| !w.is_empty())
-                .unwrap_or("")
-                .to_ascii_lowercase()
-        };
+        let ident = |s: &String| first_ident(s);
         let mut words: Vec<String> = self.requests.methods.iter().map(ident).collect();
         words.extend(self.requests.functions.iter().map(|f| written_key(f)));
         words.extend(self.requests.retrying_middleware.iter().map(ident));
@@ -558,6 +546,15 @@ pub fn written_key(path: &str) -> String {
         segs[n - 1]
     };
     seg.to_ascii_lowercase()
+}
+
+/// The first identifier of an API name, lowercase (`Retry::new` -> `retry`, `aws_sdk_` ->
+/// `aws_sdk_`): the word the prefilter matches it by.
+fn first_ident(s: &str) -> String {
+    s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .find(|w| !w.is_empty())
+        .unwrap_or("")
+        .to_ascii_lowercase()
 }
 
 #[cfg(test)]
