@@ -877,11 +877,8 @@ impl Collector<'_> {
             for n in header_flags.keys() {
                 super::words::split_ident(n, &mut flag_words);
             }
-            let cancel = &self.apis.cancellation;
-            scan.checks_cancel = words_of(body).iter().any(|w| {
-                !flag_words.contains(w)
-                    && (cancel.names.iter().chain(&cancel.checks)).any(|n| n == w)
-            });
+            scan.checks_cancel = (words_of(body).iter())
+                .any(|w| !flag_words.contains(w) && self.apis.is_stop_word(w));
         }
         if !evidence
             || !(scan.failure_path() || falls_through || fails_header)
@@ -947,17 +944,11 @@ impl Collector<'_> {
             && !flag_header
             && header.is_some_and(|h| {
                 let assigned = assigned_locals(body);
+                let w = words_of(h);
                 !super::Binding::idents_of(h)
                     .iter()
                     .any(|n| assigned.contains(n))
-            })
-            && header.is_some_and(|h| {
-                let w = words_of(h);
-                let stop = |w: &String| {
-                    self.apis.cancellation.names.iter().any(|n| n == w)
-                        || self.apis.cancellation.checks.iter().any(|n| n == w)
-                };
-                w.iter().any(stop)
+                    && w.iter().any(|w| self.apis.is_stop_word(w))
                     && !w.iter().any(|w| {
                         BOUND_WORDS.contains(&w.as_str()) || TIME_WORDS.contains(&w.as_str())
                     })

@@ -462,6 +462,14 @@ impl Apis {
         words
     }
 
+    /// A word of a stop signal: a cancellation name (`stop`, `shutdown`, `running`) or the
+    /// name of a cancellation check (`is_cancelled`).
+    #[must_use]
+    pub fn is_stop_word(&self, w: &str) -> bool {
+        let c = &self.cancellation;
+        c.names.iter().chain(&c.checks).any(|n| n == w)
+    }
+
     /// Words a client that retries by itself is built with: the retrying types and the SDK
     /// crate prefixes (`aws_sdk`), for the items the nested-retry analysis reads elsewhere in a
     /// file (the constructor that builds the client a retry loop uses).
