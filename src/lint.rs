@@ -17,7 +17,7 @@ use std::collections::BTreeSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::analysis;
-use crate::analysis::clients::{self, ClientSummary};
+use crate::analysis::clients::ClientSummary;
 use crate::analysis::index::CrateIndex;
 use crate::analysis::test_code;
 use crate::analysis::wrappers::Wrapper;
@@ -238,8 +238,7 @@ pub fn summarize_whole(
         return Ok(None);
     }
     on_whole_tree(src, config, |ast, _| {
-        let facts = analysis::sites(ast, src, &config.apis);
-        let summary = clients::summarize(ast, src, &config.apis, &facts);
+        let (_, summary) = analysis::sites_summarized(ast, src, &config.apis);
         Ok((!summary.is_empty()).then_some(summary))
     })
 }
@@ -343,7 +342,13 @@ fn lint_parsed(src: &SourceFile, config: &Config, pass: Pass) -> FileReport {
         }
     };
     let mut tests = strip_tests(&mut ast, src, config);
-    let mut facts = analysis::analyze(&ast, src, &config.apis);
+    // Alone, the file is its own crate: its summary is the crate index.
+    let alone_crate = pass == Pass::Alone && config.crate_rules();
+    let analyze = |ast: &syn::File, known: &[analysis::wrappers::Wrapper]| {
+        let helpers = CrateHelpers::NONE;
+        analysis::analyze_summarized(ast, src, &config.apis, known, helpers, alone_crate)
+    };
+    let (mut facts, mut summary) = analyze(&ast, &[]);
     // The facts read a name the masking may have blanked elsewhere (a helper's definition, a
     // caller): the whole file decides, so it is parsed whole.
     if let Some(text) = &masked {
@@ -361,7 +366,7 @@ fn lint_parsed(src: &SourceFile, config: &Config, pass: Pass) -> FileReport {
                 Ok(whole) => {
                     ast = whole;
                     tests = strip_tests(&mut ast, src, config);
-                    facts = analysis::analyze(&ast, src, &config.apis);
+                    (facts, summary) = analyze(&ast, &[]);
                 }
                 Err(e) => {
                     return FileReport {
@@ -391,7 +396,7 @@ fn lint_parsed(src: &SourceFile, config: &Config, pass: Pass) -> FileReport {
                 }
             }
         }
-        facts = analysis::analyze_with(&ast, src, &config.apis, &wrappers, CrateHelpers::NONE);
+        (facts, summary) = analyze(&ast, &wrappers);
     }
     let cx = Context {
         src,
@@ -401,8 +406,8 @@ fn lint_parsed(src: &SourceFile, config: &Config, pass: Pass) -> FileReport {
     };
     let mut diagnostics = rules::file_findings(&cx, &config.rules);
     // Alone, the file is its own crate; a directory run joins whole crates instead.
-    if pass == Pass::Alone && config.crate_rules() {
-        let index = CrateIndex::build(&[&clients::summarize(&ast, src, &config.apis, &facts)]);
+    if let Some(summary) = &summary {
+        let index = CrateIndex::build(&[summary]);
         let cx = CrateContext {
             index: &index,
             src,
@@ -474,7 +479,9 @@ pub fn relint_with_crate(
         return Ok((FileReport::default(), None));
     }
     on_whole_tree(src, config, |ast, tests| {
-        let mut facts = analysis::analyze_with(ast, src, &config.apis, known, helpers);
+        let summarize = config.words.may_match(&src.text, Groups::CRATE);
+        let (mut facts, summary) =
+            analysis::analyze_summarized(ast, src, &config.apis, known, helpers, summarize);
         let wrappers = placed(src, std::mem::take(&mut facts.wrappers));
         let cx = Context {
             src,
@@ -484,12 +491,7 @@ pub fn relint_with_crate(
         };
         let mut diagnostics = rules::file_findings(&cx, &config.rules);
         drop_fixes_in_macros(ast, src, &mut diagnostics);
-        let summary = if config.words.may_match(&src.text, Groups::CRATE) {
-            let s = clients::summarize(ast, src, &config.apis, &facts);
-            (!s.is_empty()).then_some(s)
-        } else {
-            None
-        };
+        let summary = summary.filter(|s| !s.is_empty());
         let report = FileReport::analysed(diagnostics, &facts, tests, wrappers);
         Ok((report, summary))
     })

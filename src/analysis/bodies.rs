@@ -6,7 +6,10 @@
 //! helper returns, the operation a combinator names) looks it up here, and every analysis that
 //! needs the expressions of the file (the site a span names, the calls named like a sleep, the
 //! locals bound to a client) iterates [`Bodies::nodes`] instead of walking the file again.
-//! Macro arguments are not in the index: like a default `syn` walk, it does not parse them.
+//! The arguments of the few macros the analyses read (`select!`, `join!`:
+//! [`super::macros::known_macro_exprs`]) are parsed once here, kept in the caller's
+//! [`Expansions`], and indexed like any expression, marked [`Node::in_macro`]; every other
+//! macro stays opaque, as in a default `syn` walk.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -14,6 +17,7 @@ use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
 use syn::Expr;
 
+use super::macros::{known_macro_exprs, Role};
 use super::span_of;
 use crate::base::source::{SourceFile, Span};
 
@@ -33,6 +37,10 @@ pub(super) struct Body<'ast> {
     pub node: usize,
 }
 
+/// Where the parsed arguments of the file's known macros live while its index is read: a
+/// macro's tokens are not syntax in the tree, so their parse is owned beside it.
+pub(super) type Expansions = typed_arena::Arena<Vec<(Expr, Role)>>;
+
 /// What one node of the index is.
 #[derive(Clone, Copy)]
 pub(super) enum Kind<'ast> {
@@ -42,6 +50,10 @@ pub(super) enum Kind<'ast> {
     Local(&'ast syn::Local),
     /// A field of a struct literal (`Self { http: client }`).
     Field(&'ast syn::FieldValue),
+    /// An `impl` block: its subtree is its methods.
+    Impl(&'ast syn::ItemImpl),
+    /// A `static` or `const` item: its name and value.
+    Named(&'ast syn::Ident, &'ast Expr),
 }
 
 /// One node of the file in walk (pre-)order.
@@ -54,6 +66,9 @@ pub(super) struct Node<'ast> {
     pub end: u32,
     /// The innermost body it is in ([`Bodies::fns`]), if any.
     pub body: Option<u32>,
+    /// Inside the parsed arguments of a known macro. The analyses that read the file as a
+    /// default `syn` walk would (status tests, waits, nested clients) skip these subtrees.
+    pub in_macro: bool,
 }
 
 /// Every body of a file, in source order.
@@ -77,11 +92,20 @@ pub(super) struct Bodies<'ast> {
     pub closures: Vec<(String, &'ast Expr)>,
     /// Every struct (its fields may be a stop signal the methods read).
     pub structs: Vec<&'ast syn::ItemStruct>,
+    /// Where the known macros' arguments are parsed to.
+    expansions: Option<&'ast Expansions>,
+    /// How many known macros the current node is inside: the tables other than the nodes are
+    /// the file's own syntax only.
+    in_macro: usize,
 }
 
 impl<'ast> Bodies<'ast> {
-    pub fn of(file: &'ast syn::File) -> Self {
-        let mut b = Bodies::default();
+    /// The index of `file`; the arguments of its known macros are parsed into `expansions`.
+    pub fn of(file: &'ast syn::File, expansions: &'ast Expansions) -> Self {
+        let mut b = Bodies {
+            expansions: Some(expansions),
+            ..Bodies::default()
+        };
         b.visit_file(file);
         b
     }
@@ -110,6 +134,7 @@ impl<'ast> Bodies<'ast> {
                 .open
                 .last()
                 .map(|&b| u32::try_from(b).unwrap_or(u32::MAX)),
+            in_macro: self.in_macro > 0,
         });
         self.path.push(at);
         walk(self);
@@ -124,6 +149,13 @@ impl<'ast> Bodies<'ast> {
             Kind::Expr(e) => Some(e),
             _ => None,
         }
+    }
+
+    /// The nodes right below node `i`, in walk order.
+    pub fn children(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
+        let end = self.nodes[i].end as usize;
+        std::iter::successors(Some(i + 1), |&c| Some(self.nodes[c].end as usize))
+            .take_while(move |&c| c < end)
     }
 
     /// The nodes around node `i`, innermost first.
@@ -152,7 +184,7 @@ impl<'ast> Bodies<'ast> {
             .collect();
         for (i, n) in self.nodes.iter().enumerate() {
             let Kind::Expr(e) = n.kind else { continue };
-            if n.body.is_some_and(|b| !holds[b as usize]) {
+            if n.in_macro || n.body.is_some_and(|b| !holds[b as usize]) {
                 continue;
             }
             let span = span_of(src, e.span());
@@ -164,6 +196,9 @@ impl<'ast> Bodies<'ast> {
     }
 
     fn races(&mut self, name: String) {
+        if self.in_macro > 0 {
+            return;
+        }
         if let Some(&b) = self.open.last() {
             self.raced[b].insert(name);
         }
@@ -238,7 +273,9 @@ impl<'ast> Visit<'ast> for Bodies<'ast> {
             };
             self.body(body, |b| visit::visit_trait_item_fn(b, f));
         } else {
-            self.decls.push(f);
+            if self.in_macro == 0 {
+                self.decls.push(f);
+            }
             visit::visit_trait_item_fn(self, f);
         }
     }
@@ -260,6 +297,15 @@ impl<'ast> Visit<'ast> for Bodies<'ast> {
             }
         }
         visit::visit_macro(self, m);
+        let (Some(arena), Some(parts)) = (self.expansions, known_macro_exprs(m)) else {
+            return;
+        };
+        let parts: &'ast Vec<(Expr, Role)> = arena.alloc(parts);
+        self.in_macro += 1;
+        for (e, _) in parts {
+            self.visit_expr(e);
+        }
+        self.in_macro -= 1;
     }
 
     fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
@@ -277,12 +323,30 @@ impl<'ast> Visit<'ast> for Bodies<'ast> {
     }
 
     fn visit_item_struct(&mut self, s: &'ast syn::ItemStruct) {
-        self.structs.push(s);
+        if self.in_macro == 0 {
+            self.structs.push(s);
+        }
         visit::visit_item_struct(self, s);
     }
 
+    fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
+        self.node(Kind::Impl(i), |b| visit::visit_item_impl(b, i));
+    }
+
+    fn visit_item_static(&mut self, i: &'ast syn::ItemStatic) {
+        self.node(Kind::Named(&i.ident, &i.expr), |b| {
+            visit::visit_item_static(b, i);
+        });
+    }
+
+    fn visit_item_const(&mut self, i: &'ast syn::ItemConst) {
+        self.node(Kind::Named(&i.ident, &i.expr), |b| {
+            visit::visit_item_const(b, i);
+        });
+    }
+
     fn visit_local(&mut self, l: &'ast syn::Local) {
-        if let (syn::Pat::Ident(id), Some(init)) = (&l.pat, &l.init) {
+        if let (syn::Pat::Ident(id), Some(init), 0) = (&l.pat, &l.init, self.in_macro) {
             if let Expr::Closure(c) = &*init.expr {
                 self.closures.push((id.ident.to_string(), &c.body));
             }
@@ -308,15 +372,18 @@ mod tests {
                 Kind::Expr(e) => ("expr", e.to_token_stream().to_string()),
                 Kind::Local(l) => ("let", l.pat.to_token_stream().to_string()),
                 Kind::Field(f) => ("field", f.member.to_token_stream().to_string()),
+                Kind::Impl(i) => ("impl", i.self_ty.to_token_stream().to_string()),
+                Kind::Named(id, _) => ("item", id.to_string()),
             };
             let depth = b.ancestors(i).count();
             let body = n
                 .body
                 .map_or("-".to_string(), |f| b.fns[f as usize].sig.ident.to_string());
             let size = n.end as usize - i - 1;
+            let from = if n.in_macro { " (macro)" } else { "" };
             let _ = writeln!(
                 out,
-                "{}{kind} `{text}` in {body}, {size} below",
+                "{}{kind} `{text}` in {body}, {size} below{from}",
                 "  ".repeat(depth)
             );
         }
@@ -327,7 +394,8 @@ mod tests {
     fn nodes_are_in_walk_order_with_their_body_and_subtree() {
         let text = "fn f() { let x = S { a: g(1) }; fn inner() { h() } }\nconst C: u8 = 2;";
         let file = syn::parse_file(text).unwrap();
-        let b = Bodies::of(&file);
+        let expansions = super::Expansions::new();
+        let b = Bodies::of(&file, &expansions);
         insta::assert_snapshot!(render(&b), @r"
         body `f` in -, 9 below
           let `x` in f, 5 below
@@ -339,8 +407,50 @@ mod tests {
           body `inner` in f, 2 below
             expr `h ()` in inner, 1 below
               expr `h` in inner, 0 below
-        expr `2` in -, 0 below
+        item `C` in -, 1 below
+          expr `2` in -, 0 below
         ");
+        // The body `f` holds its `let` and the body `inner`; the call `g(1)` its path and
+        // argument; a leaf nothing.
+        assert_eq!(b.children(0).collect::<Vec<_>>(), [1, 7]);
+        assert_eq!(b.children(4).collect::<Vec<_>>(), [5, 6]);
+        assert_eq!(b.children(5).count(), 0);
+    }
+
+    /// The arguments of a known macro are nodes below it, marked; an unknown macro's are not
+    /// parsed. Impl blocks and named values are nodes around what they hold.
+    #[test]
+    fn known_macro_arguments_impls_and_named_values_are_nodes() {
+        let text = "static S: u8 = 1;
+impl C {
+    async fn f(&self) {
+        tokio::select! { r = op() => r, _ = stop.cancelled() => { let h = || g(); h() } }
+        println!(\"{}\", g());
+    }
+}";
+        let file = syn::parse_file(text).unwrap();
+        let expansions = super::Expansions::new();
+        let b = Bodies::of(&file, &expansions);
+        insta::assert_snapshot!(render(&b), @r"
+        item `S` in -, 1 below
+          expr `1` in -, 0 below
+        impl `C` in -, 13 below
+          body `f` in -, 12 below
+            expr `op ()` in f, 1 below (macro)
+              expr `op` in f, 0 below (macro)
+            expr `r` in f, 0 below (macro)
+            expr `stop . cancelled ()` in f, 1 below (macro)
+              expr `stop` in f, 0 below (macro)
+            expr `{ let h = | | g () ; h () }` in f, 6 below (macro)
+              let `h` in f, 3 below (macro)
+                expr `| | g ()` in f, 2 below (macro)
+                  expr `g ()` in f, 1 below (macro)
+                    expr `g` in f, 0 below (macro)
+              expr `h ()` in f, 1 below (macro)
+                expr `h` in f, 0 below (macro)
+        ");
+        // What is read from the file's own syntax only does not take in the macro's.
+        assert!(b.closures.is_empty() && b.raced[0].contains("op"));
     }
 
     #[test]
@@ -348,7 +458,8 @@ mod tests {
         let text = "fn f() { loop { (g()) } }\nfn other() { loop { h() } }";
         let src = SourceFile::new("s.rs", text);
         let file = syn::parse_file(text).unwrap();
-        let b = Bodies::of(&file);
+        let expansions = super::Expansions::new();
+        let b = Bodies::of(&file, &expansions);
         let at = |needle: &str| {
             let start = text.find(needle).unwrap();
             Span::new(start, start + needle.len())

@@ -8,6 +8,11 @@
 //! statics, seeds) and where they go (its return value, a struct field, a static): the flows
 //! [`super::index`] follows across files. Retry sites record every name they read.
 //!
+//! The summary reads the file's index (`bodies::Bodies::nodes`, `select!` / `join!`
+//! arguments included) in walk order, with the impl, function and deadline scopes open over
+//! their subtrees; it does not walk the file itself. Built beside the file's other facts
+//! ([`super::analyze_summarized`], [`super::sites_summarized`]), it shares their index.
+//!
 //! Deliberately absent: types. Names are joined by spelling (`field:http`, `f:client`), which is
 //! what lets a client built in `client/mod.rs` be found in `client/retry.rs`; what no name links
 //! gives no finding.
@@ -19,6 +24,7 @@ use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
 use syn::{Expr, Pat};
 
+use super::bodies::{Bodies, Kind};
 use super::imports::path_segments;
 use super::words::{ident_words_of, words_of};
 use super::{span_of, Cap, Deadline, Facts, FnKind, Imports};
@@ -171,9 +177,21 @@ impl ClientSummary {
     }
 }
 
-/// Summarise one parsed file.
+/// Summarise one parsed file (building its index: [`super::summarize_with`] shares the one
+/// the file's other facts were read from).
 #[must_use]
 pub fn summarize(file: &syn::File, src: &SourceFile, apis: &Apis, facts: &Facts) -> ClientSummary {
+    let expansions = super::bodies::Expansions::new();
+    of_index(&Bodies::of(file, &expansions), src, apis, facts)
+}
+
+/// Summarise the file `bodies` indexes.
+pub(super) fn of_index(
+    bodies: &Bodies<'_>,
+    src: &SourceFile,
+    apis: &Apis,
+    facts: &Facts,
+) -> ClientSummary {
     let mut sites_by_span = HashMap::new();
     let mut out = ClientSummary {
         path: src.path.clone(),
@@ -231,7 +249,7 @@ pub fn summarize(file: &syn::File, src: &SourceFile, apis: &Apis, facts: &Facts)
         deadline: 0,
         body: BTreeSet::new(),
     };
-    c.visit_file(file);
+    c.read(bodies);
     c.out
 }
 
@@ -512,21 +530,20 @@ impl Summarizer<'_> {
         self.out.timeouts.len() - 1
     }
 
-    fn fn_item(&mut self, sig: &syn::Signature, block: &syn::Block, f: impl FnOnce(&mut Self)) {
+    /// A function starts: its locals are its own, its parameters are what its callers pass.
+    fn open_fn(&mut self, sig: &syn::Signature) -> FnState {
         let name = sig.ident.to_string();
-        let saved = (
-            std::mem::take(&mut self.locals),
-            std::mem::take(&mut self.builder_locals),
-            std::mem::take(&mut self.keys),
-            std::mem::take(&mut self.body),
-            self.deadline,
-        );
-        let saved_types = (
-            std::mem::take(&mut self.request_locals),
-            std::mem::take(&mut self.computed_locals),
-            std::mem::take(&mut self.typed),
-            self.bounds.clone(),
-        );
+        let saved = FnState {
+            locals: std::mem::take(&mut self.locals),
+            builder_locals: std::mem::take(&mut self.builder_locals),
+            keys: std::mem::take(&mut self.keys),
+            body: std::mem::take(&mut self.body),
+            deadline: self.deadline,
+            request_locals: std::mem::take(&mut self.request_locals),
+            computed_locals: std::mem::take(&mut self.computed_locals),
+            typed: std::mem::take(&mut self.typed),
+            bounds: self.bounds.clone(),
+        };
         add_bounds(&sig.generics, &mut self.bounds);
         self.deadline = 0;
         let ty = self.cur_ty();
@@ -549,7 +566,12 @@ impl Summarizer<'_> {
                 .collect();
             self.bind(&t.pat, &srcs, false);
         }
-        f(self);
+        saved
+    }
+
+    /// A function's nodes end: its tail value is its return, what it reads is its body's, and
+    /// the outer function's state comes back.
+    fn close_fn(&mut self, block: &syn::Block, saved: Box<FnState>) {
         if let Some(syn::Stmt::Expr(tail, None)) = block.stmts.last() {
             let s = self.srcs(tail);
             self.flow_return(&s);
@@ -564,19 +586,15 @@ impl Summarizer<'_> {
                 .or_default()
                 .extend(body.iter().cloned());
         }
-        (
-            self.locals,
-            self.builder_locals,
-            self.keys,
-            self.body,
-            self.deadline,
-        ) = saved;
-        (
-            self.request_locals,
-            self.computed_locals,
-            self.typed,
-            self.bounds,
-        ) = saved_types;
+        self.locals = saved.locals;
+        self.builder_locals = saved.builder_locals;
+        self.keys = saved.keys;
+        self.body = saved.body;
+        self.deadline = saved.deadline;
+        self.request_locals = saved.request_locals;
+        self.computed_locals = saved.computed_locals;
+        self.typed = saved.typed;
+        self.bounds = saved.bounds;
     }
 
     /// Record the current function's status gate, if it has one and no retry site of its own
@@ -1189,8 +1207,93 @@ impl Summarizer<'_> {
     }
 }
 
-impl<'ast> Visit<'ast> for Summarizer<'_> {
-    fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
+/// What a function's start set aside of the function around it.
+struct FnState {
+    locals: HashMap<String, BTreeSet<Src>>,
+    builder_locals: BTreeSet<String>,
+    keys: Vec<String>,
+    body: BTreeSet<Src>,
+    deadline: usize,
+    request_locals: BTreeSet<String>,
+    computed_locals: BTreeSet<String>,
+    typed: HashMap<String, String>,
+    bounds: HashMap<String, String>,
+}
+
+/// A scope open while the nodes are read: it ends at the node `end`.
+enum Scope<'ast> {
+    /// An `impl` block: the type and bounds around it.
+    Impl(HashMap<String, String>),
+    /// A function: its block, what it set aside, and for a free function the impl types
+    /// around it (a free function is no method of them).
+    Fn(&'ast syn::Block, Box<FnState>, Option<Vec<String>>),
+    /// The future a deadline wrapper bounds (`timeout(d, fut)`).
+    Deadline,
+}
+
+impl<'ast> Summarizer<'_> {
+    /// Read the file's nodes in walk order, each before the nodes below it, as a walk of the
+    /// file would: a scope (impl, function, the future under a deadline) is open over its
+    /// subtree and closed at the first node past it.
+    fn read(&mut self, bodies: &Bodies<'ast>) {
+        let mut open: Vec<(usize, Scope<'ast>)> = Vec::new();
+        // Nodes that start a deadline wrapper's future -> the end of its subtree.
+        let mut bounded: BTreeMap<usize, usize> = BTreeMap::new();
+        for (i, n) in bodies.nodes.iter().enumerate() {
+            while open.last().is_some_and(|(end, _)| *end <= i) {
+                if let Some((_, scope)) = open.pop() {
+                    self.close(scope);
+                }
+            }
+            let end = n.end as usize;
+            if bounded.remove(&i).is_some() {
+                self.deadline += 1;
+                open.push((end, Scope::Deadline));
+            }
+            match n.kind {
+                Kind::Impl(i) => open.push((end, self.open_impl(i))),
+                Kind::Body(b) => {
+                    let f = &bodies.fns[b];
+                    let impl_ty = f.free.then(|| std::mem::take(&mut self.impl_ty));
+                    let saved = Box::new(self.open_fn(f.sig));
+                    open.push((end, Scope::Fn(f.block, saved, impl_ty)));
+                }
+                Kind::Named(ident, e) => self.named_value(ident, e),
+                Kind::Local(l) => self.local(l),
+                Kind::Field(_) => {}
+                Kind::Expr(e) => {
+                    if self.expr(e) {
+                        // The future is the call's last argument: its last child node.
+                        let last = bodies.children(i).last();
+                        if let Some(c) = last {
+                            bounded.insert(c, bodies.nodes[c].end as usize);
+                        }
+                    }
+                }
+            }
+        }
+        while let Some((_, scope)) = open.pop() {
+            self.close(scope);
+        }
+    }
+
+    fn close(&mut self, scope: Scope<'ast>) {
+        match scope {
+            Scope::Impl(bounds) => {
+                self.impl_ty.pop();
+                self.bounds = bounds;
+            }
+            Scope::Fn(block, saved, impl_ty) => {
+                self.close_fn(block, saved);
+                if let Some(t) = impl_ty {
+                    self.impl_ty = t;
+                }
+            }
+            Scope::Deadline => self.deadline -= 1,
+        }
+    }
+
+    fn open_impl(&mut self, i: &syn::ItemImpl) -> Scope<'ast> {
         let ty = match &*i.self_ty {
             syn::Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
             _ => None,
@@ -1203,44 +1306,10 @@ impl<'ast> Visit<'ast> for Summarizer<'_> {
         let bounds = self.bounds.clone();
         add_bounds(&i.generics, &mut self.bounds);
         self.impl_ty.push(ty.unwrap_or_default());
-        visit::visit_item_impl(self, i);
-        self.impl_ty.pop();
-        self.bounds = bounds;
+        Scope::Impl(bounds)
     }
 
-    fn visit_item_fn(&mut self, i: &'ast syn::ItemFn) {
-        let impl_ty = std::mem::take(&mut self.impl_ty);
-        self.fn_item(&i.sig, &i.block, |s| {
-            visit::visit_item_fn(s, i);
-        });
-        self.impl_ty = impl_ty;
-    }
-
-    fn visit_impl_item_fn(&mut self, i: &'ast syn::ImplItemFn) {
-        self.fn_item(&i.sig, &i.block, |s| {
-            visit::visit_impl_item_fn(s, i);
-        });
-    }
-
-    fn visit_trait_item_fn(&mut self, i: &'ast syn::TraitItemFn) {
-        if let Some(b) = &i.default {
-            self.fn_item(&i.sig, b, |s| {
-                visit::visit_trait_item_fn(s, i);
-            });
-        }
-    }
-
-    fn visit_item_static(&mut self, i: &'ast syn::ItemStatic) {
-        self.named_value(&i.ident, &i.expr);
-        visit::visit_item_static(self, i);
-    }
-
-    fn visit_item_const(&mut self, i: &'ast syn::ItemConst) {
-        self.named_value(&i.ident, &i.expr);
-        visit::visit_item_const(self, i);
-    }
-
-    fn visit_local(&mut self, l: &'ast syn::Local) {
+    fn local(&mut self, l: &syn::Local) {
         if let Pat::Type(t) = &l.pat {
             self.declare(&t.pat, &t.ty);
         }
@@ -1274,10 +1343,45 @@ impl<'ast> Visit<'ast> for Summarizer<'_> {
                 }
             }
         }
-        visit::visit_local(self, l);
     }
 
-    fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+    /// One expression, before the ones below it; `true` when it is a deadline wrapper's call,
+    /// whose last argument runs under the deadline.
+    fn expr(&mut self, e: &Expr) -> bool {
+        if !self.sites_by_span.is_empty()
+            && matches!(
+                e,
+                Expr::Loop(_)
+                    | Expr::While(_)
+                    | Expr::ForLoop(_)
+                    | Expr::Call(_)
+                    | Expr::MethodCall(_)
+            )
+        {
+            let sp = self.span(e.span());
+            if let Some(&i) = self.sites_by_span.get(&(sp.start, sp.end)) {
+                let s = self.reads_all(e);
+                self.out.sites[i].reads.extend(s);
+            }
+        }
+        match e {
+            Expr::Assign(a) => self.assign(a),
+            Expr::Struct(e) => self.literal(e),
+            Expr::Return(r) => {
+                if let Some(e) = &r.expr {
+                    let s = self.srcs(e);
+                    self.flow_return(&s);
+                }
+            }
+            Expr::Binary(b) => self.binary(b),
+            Expr::MethodCall(m) => self.method_call(m),
+            Expr::Call(c) => return self.call(c),
+            _ => {}
+        }
+        false
+    }
+
+    fn assign(&mut self, a: &syn::ExprAssign) {
         // `*req.timeout_mut() = d`: a request's own timeout.
         if let Expr::Unary(u) = &*a.left {
             if let Expr::MethodCall(m) = &*u.expr {
@@ -1329,10 +1433,10 @@ impl<'ast> Visit<'ast> for Summarizer<'_> {
             }
             _ => {}
         }
-        visit::visit_expr_assign(self, a);
     }
 
-    fn visit_expr_struct(&mut self, e: &'ast syn::ExprStruct) {
+    /// A struct literal: each field is made of what its value is.
+    fn literal(&mut self, e: &syn::ExprStruct) {
         let ty = match e.path.segments.last() {
             Some(s) if s.ident == "Self" => self.cur_ty(),
             Some(s) => s.ident.to_string(),
@@ -1344,38 +1448,9 @@ impl<'ast> Visit<'ast> for Summarizer<'_> {
                 self.flow(s, format!("field:{ty}.{id}"));
             }
         }
-        visit::visit_expr_struct(self, e);
     }
 
-    fn visit_expr_return(&mut self, r: &'ast syn::ExprReturn) {
-        if let Some(e) = &r.expr {
-            let s = self.srcs(e);
-            self.flow_return(&s);
-        }
-        visit::visit_expr_return(self, r);
-    }
-
-    fn visit_expr(&mut self, e: &'ast Expr) {
-        if !self.sites_by_span.is_empty()
-            && matches!(
-                e,
-                Expr::Loop(_)
-                    | Expr::While(_)
-                    | Expr::ForLoop(_)
-                    | Expr::Call(_)
-                    | Expr::MethodCall(_)
-            )
-        {
-            let sp = self.span(e.span());
-            if let Some(&i) = self.sites_by_span.get(&(sp.start, sp.end)) {
-                let s = self.reads_all(e);
-                self.out.sites[i].reads.extend(s);
-            }
-        }
-        visit::visit_expr(self, e);
-    }
-
-    fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+    fn binary(&mut self, b: &syn::ExprBinary) {
         use syn::BinOp::{Ge, Gt, Le, Lt};
         if matches!(b.op, Lt(_) | Le(_) | Gt(_) | Ge(_)) {
             let mut w = words_of(&*b.left);
@@ -1384,10 +1459,9 @@ impl<'ast> Visit<'ast> for Summarizer<'_> {
                 self.out.time_checks.extend(self.keys.iter().cloned());
             }
         }
-        visit::visit_expr_binary(self, b);
     }
 
-    fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+    fn method_call(&mut self, m: &syn::ExprMethodCall) {
         self.config_chain(m);
         if !m.args.is_empty() {
             let key = format!("f:{}::{}", self.owner(&m.receiver), m.method);
@@ -1401,13 +1475,12 @@ impl<'ast> Visit<'ast> for Summarizer<'_> {
         if let Some(s) = self.timeout_method(m) {
             self.seed_request(&m.receiver, s);
         }
-        visit::visit_expr_method_call(self, m);
     }
 
-    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+    /// A path call; `true` when it is a deadline wrapper's.
+    fn call(&mut self, c: &syn::ExprCall) -> bool {
         let Expr::Path(p) = &*c.func else {
-            visit::visit_expr_call(self, c);
-            return;
+            return false;
         };
         if let Some(last) = p.path.segments.last() {
             let under = self.deadline > 0;
@@ -1427,25 +1500,43 @@ impl<'ast> Visit<'ast> for Summarizer<'_> {
             self.arg_flows(&key, c.args.iter());
         }
         self.attempt_timer(c, &res);
-        if res.iter().any(|r| self.apis.is_deadline_wrapper(r)) {
-            super::visit_bounded(self, &c.args, |s| &mut s.deadline);
-            return;
-        }
-        visit::visit_expr_call(self, c);
-    }
-
-    fn visit_macro(&mut self, m: &'ast syn::Macro) {
-        if let Some(parts) = super::macros::known_macro_exprs(m) {
-            for (e, _) in &parts {
-                self.visit_expr(e);
-            }
-        }
+        !c.args.is_empty() && res.iter().any(|r| self.apis.is_deadline_wrapper(r))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::one_line;
+    use crate::base::apis::Apis;
+    use crate::base::source::SourceFile;
+
+    /// The file's nodes are read in scope: a call is under a deadline only inside the future
+    /// a deadline wrapper bounds (not in its duration, not after it), a method's key is its
+    /// impl's type and a nested free function's is not, and a `select!` branch is read.
+    #[test]
+    fn calls_are_read_in_their_scopes() {
+        let text = "impl Api {
+    async fn fetch(&self) {
+        let _ = tokio::time::timeout(wait(), async { self.client.get(u).send().await }).await;
+        self.client.get(u).send().await;
+        tokio::select! {
+            r = self.http.post(u).timeout(Duration::from_secs(5)).send() => r,
+            _ = stop.cancelled() => {}
+        }
+        fn helper() -> u64 { 1 }
+    }
+}";
+        let src = SourceFile::new("s.rs", text);
+        let file = syn::parse_file(text).unwrap();
+        let apis = Apis::builtin();
+        let facts = crate::analysis::analyze(&file, &src, &apis);
+        let s = super::summarize(&file, &src, &apis, &facts);
+        assert_eq!(s.calls["send"], (3, 1));
+        assert_eq!(s.calls["wait"], (1, 0));
+        assert!(s.bodies.contains_key("f:Api::fetch") && s.bodies.contains_key("f:helper"));
+        let timeouts: Vec<&str> = s.timeouts.iter().map(|t| t.duration.as_str()).collect();
+        assert_eq!(timeouts, ["Duration::from_secs(5)"]);
+    }
 
     #[test]
     fn a_duration_over_several_lines_reads_as_one() {

@@ -86,6 +86,12 @@ pub(super) fn run(
     let mut i = 0;
     while i < bodies.nodes.len() {
         let node = &bodies.nodes[i];
+        // The file's own syntax only, as a plain walk reads it: the parsed macro arguments are
+        // for the readers that follow values through them ([`super::bodies::Node::in_macro`]).
+        if node.in_macro {
+            i = node.end as usize;
+            continue;
+        }
         v.body = node.body.map(|b| b as usize);
         match node.kind {
             Kind::Body(b) => {
@@ -106,7 +112,7 @@ pub(super) fn run(
                     continue;
                 }
             }
-            Kind::Local(_) | Kind::Field(_) => {}
+            Kind::Local(_) | Kind::Field(_) | Kind::Impl(_) | Kind::Named(..) => {}
         }
         i += 1;
     }

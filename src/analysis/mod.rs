@@ -652,7 +652,22 @@ pub fn analyze_with(
     known: &[wrappers::Wrapper],
     helpers: &CrateHelpers,
 ) -> Facts {
-    let bodies = bodies::Bodies::of(file);
+    analyze_summarized(file, src, apis, known, helpers, false).0
+}
+
+/// [`analyze_with`], and with `summarize` the file's crate-index summary
+/// ([`clients::summarize`]), both read from the one index of the file.
+#[must_use]
+pub fn analyze_summarized(
+    file: &syn::File,
+    src: &SourceFile,
+    apis: &Apis,
+    known: &[wrappers::Wrapper],
+    helpers: &CrateHelpers,
+    summarize: bool,
+) -> (Facts, Option<clients::ClientSummary>) {
+    let expansions = bodies::Expansions::new();
+    let bodies = bodies::Bodies::of(file, &expansions);
     let mut facts = collect::run(file, &bodies, src, apis, known, helpers);
     let site_spans: Vec<Span> = facts.sites.iter().map(|s| s.span).collect();
     let site_nodes = bodies.site_nodes(src, &site_spans);
@@ -678,7 +693,8 @@ pub fn analyze_with(
     }
     facts.fixed_delays = jitter::run(&bodies, &site_nodes, src, &facts);
     facts.nested_retries = nested::run(&bodies, &site_nodes, src, &facts, apis);
-    facts
+    let summary = summarize.then(|| clients::of_index(&bodies, src, apis, &facts));
+    (facts, summary)
 }
 
 /// Only the retry-site model (sites, sleeps, functions, imports, the sites silent about what
@@ -696,12 +712,38 @@ pub fn sites_with(
     apis: &Apis,
     known: &[wrappers::Wrapper],
 ) -> Facts {
-    let bodies = bodies::Bodies::of(file);
-    let mut facts = collect::run(file, &bodies, src, apis, known, CrateHelpers::NONE);
+    let expansions = bodies::Expansions::new();
+    let bodies = bodies::Bodies::of(file, &expansions);
+    sites_of(file, &bodies, src, apis, known)
+}
+
+/// [`sites`] and the file's crate-index summary ([`clients::summarize`]), read from the one
+/// index of the file.
+#[must_use]
+pub fn sites_summarized(
+    file: &syn::File,
+    src: &SourceFile,
+    apis: &Apis,
+) -> (Facts, clients::ClientSummary) {
+    let expansions = bodies::Expansions::new();
+    let bodies = bodies::Bodies::of(file, &expansions);
+    let facts = sites_of(file, &bodies, src, apis, &[]);
+    let summary = clients::of_index(&bodies, src, apis, &facts);
+    (facts, summary)
+}
+
+fn sites_of(
+    file: &syn::File,
+    bodies: &bodies::Bodies<'_>,
+    src: &SourceFile,
+    apis: &Apis,
+    known: &[wrappers::Wrapper],
+) -> Facts {
+    let mut facts = collect::run(file, bodies, src, apis, known, CrateHelpers::NONE);
     // The crate index follows the calls of the sites that do not classify what they retry.
     let site_spans: Vec<Span> = facts.sites.iter().map(|s| s.span).collect();
     let site_nodes = bodies.site_nodes(src, &site_spans);
-    facts.silent_sites = status::run(&bodies, &site_nodes, src, &facts).1;
+    facts.silent_sites = status::run(bodies, &site_nodes, src, &facts).1;
     facts
 }
 

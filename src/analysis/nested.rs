@@ -303,6 +303,10 @@ impl<'ast> Clients<'ast> {
             while open.last().is_some_and(|o| o.end <= i) {
                 self.close(bodies, open.pop());
             }
+            // The file's own syntax only, as a plain walk reads it ([`super::bodies::Node::in_macro`]).
+            if n.in_macro {
+                continue;
+            }
             match n.kind {
                 Kind::Body(b) => {
                     let f = &bodies.fns[b];
@@ -325,7 +329,7 @@ impl<'ast> Clients<'ast> {
                 Kind::Local(l) => self.local(l),
                 Kind::Field(f) => self.field(f),
                 Kind::Expr(Expr::Assign(a)) => self.assign(a),
-                Kind::Expr(_) => {}
+                Kind::Expr(_) | Kind::Impl(_) | Kind::Named(..) => {}
             }
         }
         while let Some(o) = open.pop() {

@@ -589,7 +589,8 @@ impl CrateHelpers {
     /// The answers of one file for `names` it defines, from its whole syntax tree.
     #[must_use]
     pub fn of_file(file: &syn::File, apis: &Apis, names: &BTreeSet<String>) -> CrateHelpers {
-        let all = bound_checkers(&Bodies::of(file), apis, Self::NONE);
+        let expansions = super::bodies::Expansions::new();
+        let all = bound_checkers(&Bodies::of(file, &expansions), apis, Self::NONE);
         let pick = |set: &BTreeSet<String>| -> BTreeSet<String> {
             set.iter().filter(|n| names.contains(*n)).cloned().collect()
         };
