@@ -33,6 +33,8 @@ pub(super) struct Body<'ast> {
     pub free: bool,
     /// The whole item, attributes and signature included.
     pub span: proc_macro2::Span,
+    /// Its attributes (`#[test]`).
+    pub attrs: &'ast [syn::Attribute],
     /// Its node in [`Bodies::nodes`].
     pub node: usize,
 }
@@ -54,6 +56,10 @@ pub(super) enum Kind<'ast> {
     Impl(&'ast syn::ItemImpl),
     /// A `static` or `const` item: its name and value.
     Named(&'ast syn::Ident, &'ast Expr),
+    /// A trait method without a default body (`fn send(&self);`).
+    Decl(&'ast syn::TraitItemFn),
+    /// A macro call, in any position. The arguments of a known one are the nodes below it.
+    Macro(&'ast syn::Macro),
 }
 
 /// One node of the file in walk (pre-)order.
@@ -92,6 +98,8 @@ pub(super) struct Bodies<'ast> {
     pub closures: Vec<(String, &'ast Expr)>,
     /// Every struct (its fields may be a stop signal the methods read).
     pub structs: Vec<&'ast syn::ItemStruct>,
+    /// Every inline module (`mod tests { .. }`).
+    pub mods: Vec<&'ast syn::ItemMod>,
     /// Where the known macros' arguments are parsed to.
     expansions: Option<&'ast Expansions>,
     /// How many known macros the current node is inside: the tables other than the nodes are
@@ -154,8 +162,12 @@ impl<'ast> Bodies<'ast> {
     /// The nodes right below node `i`, in walk order.
     pub fn children(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
         let end = self.nodes[i].end as usize;
-        std::iter::successors(Some(i + 1), |&c| Some(self.nodes[c].end as usize))
-            .take_while(move |&c| c < end)
+        // A child's successor is the node past its subtree, computed only inside `i`'s.
+        let first = (i + 1 < end).then_some(i + 1);
+        std::iter::successors(first, move |&c| {
+            let next = self.nodes[c].end as usize;
+            (next < end).then_some(next)
+        })
     }
 
     /// The nodes around node `i`, innermost first.
@@ -244,6 +256,7 @@ impl<'ast> Visit<'ast> for Bodies<'ast> {
             in_trait: false,
             free: true,
             span: f.span(),
+            attrs: &f.attrs,
             node: 0,
         };
         self.body(body, |b| visit::visit_item_fn(b, f));
@@ -256,6 +269,7 @@ impl<'ast> Visit<'ast> for Bodies<'ast> {
             in_trait: false,
             free: false,
             span: f.span(),
+            attrs: &f.attrs,
             node: 0,
         };
         self.body(body, |b| visit::visit_impl_item_fn(b, f));
@@ -269,6 +283,7 @@ impl<'ast> Visit<'ast> for Bodies<'ast> {
                 in_trait: true,
                 free: false,
                 span: f.span(),
+                attrs: &f.attrs,
                 node: 0,
             };
             self.body(body, |b| visit::visit_trait_item_fn(b, f));
@@ -276,7 +291,7 @@ impl<'ast> Visit<'ast> for Bodies<'ast> {
             if self.in_macro == 0 {
                 self.decls.push(f);
             }
-            visit::visit_trait_item_fn(self, f);
+            self.node(Kind::Decl(f), |b| visit::visit_trait_item_fn(b, f));
         }
     }
 
@@ -296,16 +311,25 @@ impl<'ast> Visit<'ast> for Bodies<'ast> {
                 self.races(name);
             }
         }
-        visit::visit_macro(self, m);
-        let (Some(arena), Some(parts)) = (self.expansions, known_macro_exprs(m)) else {
-            return;
-        };
-        let parts: &'ast Vec<(Expr, Role)> = arena.alloc(parts);
-        self.in_macro += 1;
-        for (e, _) in parts {
-            self.visit_expr(e);
+        self.node(Kind::Macro(m), |b| {
+            visit::visit_macro(b, m);
+            let (Some(arena), Some(parts)) = (b.expansions, known_macro_exprs(m)) else {
+                return;
+            };
+            let parts: &'ast Vec<(Expr, Role)> = arena.alloc(parts);
+            b.in_macro += 1;
+            for (e, _) in parts {
+                b.visit_expr(e);
+            }
+            b.in_macro -= 1;
+        });
+    }
+
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        if self.in_macro == 0 {
+            self.mods.push(m);
         }
-        self.in_macro -= 1;
+        visit::visit_item_mod(self, m);
     }
 
     fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
@@ -374,6 +398,8 @@ mod tests {
                 Kind::Field(f) => ("field", f.member.to_token_stream().to_string()),
                 Kind::Impl(i) => ("impl", i.self_ty.to_token_stream().to_string()),
                 Kind::Named(id, _) => ("item", id.to_string()),
+                Kind::Decl(f) => ("decl", f.sig.ident.to_string()),
+                Kind::Macro(m) => ("macro", m.path.to_token_stream().to_string()),
             };
             let depth = b.ancestors(i).count();
             let body = n
@@ -415,10 +441,13 @@ mod tests {
         assert_eq!(b.children(0).collect::<Vec<_>>(), [1, 7]);
         assert_eq!(b.children(4).collect::<Vec<_>>(), [5, 6]);
         assert_eq!(b.children(5).count(), 0);
+        // The file's last node, whose subtree ends the table.
+        assert_eq!(b.children(b.nodes.len() - 1).count(), 0);
+        assert_eq!(b.children(10).collect::<Vec<_>>(), [11]);
     }
 
     /// The arguments of a known macro are nodes below it, marked; an unknown macro's are not
-    /// parsed. Impl blocks and named values are nodes around what they hold.
+    /// parsed. Macro calls, impl blocks and named values are nodes around what they hold.
     #[test]
     fn known_macro_arguments_impls_and_named_values_are_nodes() {
         let text = "static S: u8 = 1;
@@ -434,20 +463,22 @@ impl C {
         insta::assert_snapshot!(render(&b), @r"
         item `S` in -, 1 below
           expr `1` in -, 0 below
-        impl `C` in -, 13 below
-          body `f` in -, 12 below
-            expr `op ()` in f, 1 below (macro)
-              expr `op` in f, 0 below (macro)
-            expr `r` in f, 0 below (macro)
-            expr `stop . cancelled ()` in f, 1 below (macro)
-              expr `stop` in f, 0 below (macro)
-            expr `{ let h = | | g () ; h () }` in f, 6 below (macro)
-              let `h` in f, 3 below (macro)
-                expr `| | g ()` in f, 2 below (macro)
-                  expr `g ()` in f, 1 below (macro)
-                    expr `g` in f, 0 below (macro)
-              expr `h ()` in f, 1 below (macro)
-                expr `h` in f, 0 below (macro)
+        impl `C` in -, 15 below
+          body `f` in -, 14 below
+            macro `tokio :: select` in f, 12 below
+              expr `op ()` in f, 1 below (macro)
+                expr `op` in f, 0 below (macro)
+              expr `r` in f, 0 below (macro)
+              expr `stop . cancelled ()` in f, 1 below (macro)
+                expr `stop` in f, 0 below (macro)
+              expr `{ let h = | | g () ; h () }` in f, 6 below (macro)
+                let `h` in f, 3 below (macro)
+                  expr `| | g ()` in f, 2 below (macro)
+                    expr `g ()` in f, 1 below (macro)
+                      expr `g` in f, 0 below (macro)
+                expr `h ()` in f, 1 below (macro)
+                  expr `h` in f, 0 below (macro)
+            macro `println` in f, 0 below
         ");
         // What is read from the file's own syntax only does not take in the macro's.
         assert!(b.closures.is_empty() && b.raced[0].contains("op"));

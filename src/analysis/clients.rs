@@ -1260,7 +1260,7 @@ impl<'ast> Summarizer<'_> {
                 }
                 Kind::Named(ident, e) => self.named_value(ident, e),
                 Kind::Local(l) => self.local(l),
-                Kind::Field(_) => {}
+                Kind::Field(_) | Kind::Decl(_) | Kind::Macro(_) => {}
                 Kind::Expr(e) => {
                     if self.expr(e) {
                         // The future is the call's last argument: its last child node.

@@ -112,7 +112,12 @@ pub(super) fn run(
                     continue;
                 }
             }
-            Kind::Local(_) | Kind::Field(_) | Kind::Impl(_) | Kind::Named(..) => {}
+            Kind::Local(_)
+            | Kind::Field(_)
+            | Kind::Impl(_)
+            | Kind::Named(..)
+            | Kind::Decl(_)
+            | Kind::Macro(_) => {}
         }
         i += 1;
     }

@@ -671,7 +671,7 @@ pub fn analyze_summarized(
     let mut facts = collect::run(file, &bodies, src, apis, known, helpers);
     let site_spans: Vec<Span> = facts.sites.iter().map(|s| s.span).collect();
     let site_nodes = bodies.site_nodes(src, &site_spans);
-    facts.requests = requests::run(file, src, apis, &facts);
+    facts.requests = requests::run(file, &bodies, src, apis, &facts);
     for w in &mut facts.wrappers {
         w.refusals_only = w
             .site

@@ -329,7 +329,11 @@ impl<'ast> Clients<'ast> {
                 Kind::Local(l) => self.local(l),
                 Kind::Field(f) => self.field(f),
                 Kind::Expr(Expr::Assign(a)) => self.assign(a),
-                Kind::Expr(_) | Kind::Impl(_) | Kind::Named(..) => {}
+                Kind::Expr(_)
+                | Kind::Impl(_)
+                | Kind::Named(..)
+                | Kind::Decl(_)
+                | Kind::Macro(_) => {}
             }
         }
         while let Some(o) = open.pop() {

@@ -11,6 +11,8 @@
 //! A method that is a parameter (`request(method.clone(), url)`) is what the file's callers hand
 //! that parameter, followed up through their own parameters a few calls.
 //! Code under `#[cfg(test)]` / `#[test]` sends no production request and gives no finding.
+//! The requests, bindings and uses are read from the file's index in walk order (`Bodies::nodes`),
+//! not from a walk of their own.
 //!
 //! Deliberately absent: type inference (a reader is known by its constructor, a request by its
 //! builder method), calls into other files (the crate index's job), and any judgement on
@@ -28,6 +30,7 @@ use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
 use syn::Expr;
 
+use super::bodies::{Bodies, Kind};
 use super::imports::path_segments;
 use super::{span_of, Facts, SiteKind};
 use crate::base::apis::Apis;
@@ -123,7 +126,13 @@ pub enum ReplayKind {
 
 /// Compute the requests and bodies re-sent by the retry sites of `facts`.
 #[must_use]
-pub fn run(file: &syn::File, src: &SourceFile, apis: &Apis, facts: &Facts) -> Requests {
+pub(super) fn run(
+    file: &syn::File,
+    bodies: &Bodies<'_>,
+    src: &SourceFile,
+    apis: &Apis,
+    facts: &Facts,
+) -> Requests {
     // Without a site, only a tower `Policy` impl or a retrying middleware retries here, and
     // either is spelled in the text: most files need no scan at all.
     if facts.sites.is_empty()
@@ -137,7 +146,7 @@ pub fn run(file: &syn::File, src: &SourceFile, apis: &Apis, facts: &Facts) -> Re
         return Requests::default();
     }
     let mut scan = Scan::new(src, apis);
-    scan.visit_file(file);
+    scan.read(bodies);
     if !scan.param_methods.is_empty() {
         scan.param_writes();
     }
@@ -395,8 +404,6 @@ struct Scan<'a> {
     tests: Vec<Span>,
     /// `Err(e) => ..` arms with no guard that do not leave: every failure goes round again.
     catch_all: Vec<Span>,
-    /// Inside the arms of a match on a send's outcome.
-    sending_match: usize,
     /// `#[cfg(test)]` modules and `#[test]` functions: no production request is sent there.
     test_code: Vec<Span>,
     /// Functions that wrap a client in a retrying middleware (a client factory).
@@ -428,7 +435,6 @@ impl<'a> Scan<'a> {
             layers: Vec::new(),
             tests: Vec::new(),
             catch_all: Vec::new(),
-            sending_match: 0,
             test_code: Vec::new(),
             layer_fns: Vec::new(),
             inits: Vec::new(),
@@ -762,88 +768,98 @@ impl<'ast> Visit<'ast> for ErrPats {
     }
 }
 
-impl<'ast> Visit<'ast> for Scan<'_> {
-    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
-        if is_test(&m.attrs) {
-            self.test_code.push(self.span(m.span()));
+impl<'ast> Scan<'_> {
+    /// Read the file's nodes in walk order, as a walk of the file would: a function is the
+    /// current item over its subtree. The arguments of known macros are not read here: like
+    /// every macro's, they are opaque to the request model.
+    fn read(&mut self, bodies: &Bodies<'ast>) {
+        for m in &bodies.mods {
+            if is_test(&m.attrs) {
+                self.test_code.push(self.span(m.span()));
+            }
         }
-        visit::visit_item_mod(self, m);
-    }
-
-    fn visit_item_fn(&mut self, i: &'ast syn::ItemFn) {
-        if is_test(&i.attrs) {
-            self.test_code.push(self.span(i.span()));
+        // The ends of the open items' subtrees, innermost last.
+        let mut open: Vec<usize> = Vec::new();
+        for (i, n) in bodies.nodes.iter().enumerate() {
+            while open.last().is_some_and(|&end| end <= i) {
+                open.pop();
+                self.item_stack.pop();
+            }
+            if n.in_macro {
+                continue;
+            }
+            match n.kind {
+                Kind::Body(b) => {
+                    let f = &bodies.fns[b];
+                    if f.free && is_test(f.attrs) {
+                        self.test_code.push(self.span(f.span));
+                    }
+                    if !f.in_trait {
+                        self.layer_fn(&f.sig.ident, f.block);
+                    }
+                    let idx = self.item(f.sig, f.span);
+                    self.item_stack.push(idx);
+                    open.push(n.end as usize);
+                }
+                Kind::Decl(d) => {
+                    let idx = self.item(&d.sig, d.span());
+                    self.item_stack.push(idx);
+                    open.push(n.end as usize);
+                }
+                Kind::Impl(i) => self.policy(i),
+                Kind::Macro(m) => {
+                    if m.path.is_ident("matches") {
+                        self.tests.push(self.span(m.span()));
+                    }
+                }
+                Kind::Local(l) => self.local(l),
+                Kind::Expr(e) => self.expr(e),
+                Kind::Field(_) | Kind::Named(..) => {}
+            }
         }
-        self.layer_fn(&i.sig.ident, &i.block);
-        let idx = self.item(&i.sig, i.span());
-        self.item_stack.push(idx);
-        visit::visit_item_fn(self, i);
-        self.item_stack.pop();
     }
 
-    fn visit_impl_item_fn(&mut self, i: &'ast syn::ImplItemFn) {
-        self.layer_fn(&i.sig.ident, &i.block);
-        let idx = self.item(&i.sig, i.span());
-        self.item_stack.push(idx);
-        visit::visit_impl_item_fn(self, i);
-        self.item_stack.pop();
+    fn expr(&mut self, e: &Expr) {
+        match e {
+            Expr::If(e) => self.tests.push(self.span(e.cond.span())),
+            Expr::Match(m) => self.arms(m),
+            Expr::Assign(a) => {
+                if let Some(name) = single_ident(&a.left) {
+                    let at = self.span(a.span());
+                    self.bind(name, at, &a.right, true);
+                }
+            }
+            Expr::Struct(s) => self.literal(s),
+            Expr::Path(p) => self.path_use(p),
+            Expr::Call(c) => self.call(c),
+            Expr::MethodCall(m) => self.method_call(m),
+            _ => {}
+        }
     }
 
-    fn visit_trait_item_fn(&mut self, i: &'ast syn::TraitItemFn) {
-        let idx = self.item(&i.sig, i.span());
-        self.item_stack.push(idx);
-        visit::visit_trait_item_fn(self, i);
-        self.item_stack.pop();
-    }
-
-    fn visit_expr_if(&mut self, e: &'ast syn::ExprIf) {
-        self.tests.push(self.span(e.cond.span()));
-        visit::visit_expr_if(self, e);
-    }
-
-    fn visit_expr_match(&mut self, m: &'ast syn::ExprMatch) {
-        // Only a match on the outcome of a send (an awaited or sending call) classifies
-        // delivery failures; a match on a parse result does not.
+    /// A match's arms are failure tests; an `Err(e)` arm that goes round again is a catch-all,
+    /// but only in a match on the outcome of a send (an awaited or sending call): a match on a
+    /// parse result classifies no delivery failure.
+    fn arms(&mut self, m: &syn::ExprMatch) {
         let text = m.expr.to_token_stream().to_string();
         let sending =
             text.contains("await") || self.apis.bodies.sinks.iter().any(|s| has_word(&text, s));
-        self.visit_expr(&m.expr);
-        let saved = self.sending_match;
-        self.sending_match = usize::from(sending);
         for a in &m.arms {
-            self.visit_arm(a);
+            self.tests.push(self.span(a.pat.span()));
+            if let Some((_, g)) = &a.guard {
+                self.tests.push(self.span(g.span()));
+            }
+            let catch_all = a.guard.is_none()
+                && matches!(&a.pat, syn::Pat::TupleStruct(t)
+                    if t.path.is_ident("Err")
+                        && t.elems.iter().all(|p| matches!(p, syn::Pat::Ident(_) | syn::Pat::Wild(_))));
+            if catch_all && sending && !leaves(&a.body) {
+                self.catch_all.push(self.span(a.span()));
+            }
         }
-        self.sending_match = saved;
     }
 
-    fn visit_arm(&mut self, a: &'ast syn::Arm) {
-        self.tests.push(self.span(a.pat.span()));
-        if let Some((_, g)) = &a.guard {
-            self.tests.push(self.span(g.span()));
-        }
-        let catch_all = a.guard.is_none()
-            && matches!(&a.pat, syn::Pat::TupleStruct(t)
-                if t.path.is_ident("Err")
-                    && t.elems.iter().all(|p| matches!(p, syn::Pat::Ident(_) | syn::Pat::Wild(_))));
-        if catch_all && self.sending_match > 0 && !leaves(&a.body) {
-            self.catch_all.push(self.span(a.span()));
-        }
-        visit::visit_arm(self, a);
-    }
-
-    fn visit_macro(&mut self, m: &'ast syn::Macro) {
-        if m.path.is_ident("matches") {
-            self.tests.push(self.span(m.span()));
-        }
-        visit::visit_macro(self, m);
-    }
-
-    fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
-        self.policy(i);
-        visit::visit_item_impl(self, i);
-    }
-
-    fn visit_local(&mut self, l: &'ast syn::Local) {
+    fn local(&mut self, l: &syn::Local) {
         let pat = match &l.pat {
             syn::Pat::Type(pt) => &*pt.pat,
             p => p,
@@ -871,18 +887,9 @@ impl<'ast> Visit<'ast> for Scan<'_> {
             });
             self.bind(name, at, &init.expr, false);
         }
-        visit::visit_local(self, l);
     }
 
-    fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
-        if let Some(name) = single_ident(&a.left) {
-            let at = self.span(a.span());
-            self.bind(name, at, &a.right, true);
-        }
-        visit::visit_expr_assign(self, a);
-    }
-
-    fn visit_expr_struct(&mut self, s: &'ast syn::ExprStruct) {
+    fn literal(&mut self, s: &syn::ExprStruct) {
         for f in &s.fields {
             let syn::Member::Named(field) = &f.member else {
                 continue;
@@ -913,10 +920,9 @@ impl<'ast> Visit<'ast> for Scan<'_> {
                 scope: self.scope(),
             });
         }
-        visit::visit_expr_struct(self, s);
     }
 
-    fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+    fn path_use(&mut self, p: &syn::ExprPath) {
         if p.qself.is_none() {
             if let Some(id) = p.path.get_ident() {
                 let span = self.span(id.span());
@@ -928,10 +934,9 @@ impl<'ast> Visit<'ast> for Scan<'_> {
                 });
             }
         }
-        visit::visit_expr_path(self, p);
     }
 
-    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+    fn call(&mut self, c: &syn::ExprCall) {
         if let Expr::Path(p) = &*c.func {
             let segs = path_segments(&p.path);
             let last = segs.last().cloned().unwrap_or_default();
@@ -986,10 +991,9 @@ impl<'ast> Visit<'ast> for Scan<'_> {
                 }
             }
         }
-        visit::visit_expr_call(self, c);
     }
 
-    fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+    fn method_call(&mut self, m: &syn::ExprMethodCall) {
         let name = m.method.to_string();
         self.calls.push((name.clone(), self.span(m.span())));
         if matches!(strip(&m.receiver), Expr::Path(p) if p.path.is_ident("self")) {
@@ -1068,7 +1072,6 @@ impl<'ast> Visit<'ast> for Scan<'_> {
             }
         }
         self.try_clone_handling(m, &name);
-        visit::visit_expr_method_call(self, m);
     }
 }
 
