@@ -1028,7 +1028,9 @@ impl Collector<'_> {
                 }
             }
         }
-        if cap == Cap::None && (scan.bounding_call || bounded_by_comparison) {
+        if cap == Cap::None
+            && (scan.bounding_call || bounded_by_comparison || flow.bounded_by_steps)
+        {
             cap = Cap::Symbolic;
         }
         if let Some(o) = off_when_none {

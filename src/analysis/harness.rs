@@ -1436,4 +1436,109 @@ fn copy_retry(opts: &Options) {
         let off = check(&code(".retry_config(RetryConfig::disabled())"));
         assert!(!off.contains("nested"), "{off}");
     }
+
+    /// A way round taken a bounded number of times by itself: its branch tests a local and the
+    /// path steps it off the passing value before going round (libsql's redirect `if nr == 0 {
+    /// nr += 1; continue }`, dropbox-sdk's `if !retried { retried = true; continue }`). The near
+    /// misses stay unbounded: a path of that branch that goes round without the step, a counter
+    /// the loop also resets, a flag declared inside the loop, a test of a bound the loop moves.
+    #[test]
+    fn a_way_round_that_steps_its_test_off_is_bounded() {
+        insta::assert_snapshot!(check(
+            "async fn redirect(c: &C, max: u32) -> Result<R, E> {
+    let mut nr = 0;
+    loop {
+        let res = c.send(req()).await?;
+        if res.status().is_success() {
+            return Ok(res);
+        }
+        if res.is_redirect() && nr == 0 {
+            nr += 1;
+            continue;
+        }
+        if nr > max || !res.is_server_error() {
+            return Err(e(res));
+        }
+        sleep(delay(nr)).await;
+        nr += 1;
+    }
+}
+async fn auth(c: &C) -> Result<R, E> {
+    let mut retried = false;
+    loop {
+        return match c.send(req()).await {
+            Ok(r) => Ok(r),
+            Err(e) if !retried => {
+                if c.refresh().await? {
+                    retried = true;
+                    continue;
+                }
+                Err(e)
+            }
+            Err(e) => Err(e),
+        };
+    }
+}
+async fn skips_the_step(c: &C) -> Result<R, E> {
+    let mut retried = false;
+    loop {
+        match c.send(req()).await {
+            Ok(r) => return Ok(r),
+            Err(e) if !retried => {
+                if c.refresh().await? {
+                    retried = true;
+                }
+                sleep(d).await;
+                continue;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+async fn resets(c: &C) -> Result<R, E> {
+    let mut n = 0;
+    loop {
+        match c.send(req()).await {
+            Ok(r) => return Ok(r),
+            Err(e) if n < 3 => {
+                n += 1;
+                sleep(d).await;
+                continue;
+            }
+            Err(e) => {
+                n = 0;
+                sleep(d).await;
+            }
+        }
+    }
+}
+async fn inner_flag(c: &C) -> Result<R, E> {
+    loop {
+        let mut retried = false;
+        match c.send(req()).await {
+            Ok(r) => return Ok(r),
+            Err(e) if !retried => {
+                retried = true;
+                sleep(d).await;
+                continue;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}"
+        ), @r"
+        site #0 3:5 loop cap=0 deadline=- exits-on-failure
+        site #1 21:5 loop cap=symbolic deadline=- exits-on-failure
+        site #2 37:5 loop cap=none deadline=- exits-on-failure ungated-round=45:17 (gated elsewhere)
+        site #3 53:5 loop cap=4 deadline=- ungated-round=66:5 (gated elsewhere)
+        site #4 69:5 loop cap=none deadline=- exits-on-failure ungated-round=76:17
+        sleep 15:9 sleep(delay(nr)) site=#0
+        sleep 44:17 sleep(d) site=#2
+        sleep 58:17 sleep(d) site=#3
+        sleep 63:17 sleep(d) site=#3
+        sleep 75:17 sleep(d) site=#4
+        fixed-delay 15:15 site=#0
+        asks-crate refresh
+        ");
+    }
 }

@@ -17,6 +17,13 @@
 //! when its name or arguments speak of attempts: a guess that keeps a finding away, never one
 //! that makes it.
 //!
+//! A way round can also be one that is taken a bounded number of times by itself: its branch
+//! tests a local counter or flag (`if nr_retries == 0`, `if !retried`, `n < 3`) and the path
+//! steps it off the passing value before going round (`nr_retries += 1; continue`,
+//! `retried = true; continue`), while every assignment of it in the loop steps it the same way
+//! ([`Steps`]). Past that step the path is gated; a path of the branch that goes round without
+//! it is not.
+//!
 //! The same walk tells whether any way round follows a failure at all. A path is a known success
 //! from an explicit success test (`Ok(_)` arm, `if r.is_ok()`) until the next decision the words
 //! do not classify; a loop whose every way round is a known success repeats work that went well
@@ -154,6 +161,7 @@ pub(super) fn flow(
         worded: std::cell::RefCell::default(),
         crate_asked: std::cell::RefCell::default(),
         asking: std::cell::Cell::new(false),
+        steps: Steps::of(body),
         apis,
     };
     gates.gated_macros = gated_macros(body, &gates);
@@ -168,6 +176,8 @@ pub(super) fn flow(
         gates: &gates,
         label: label.map(str::to_string),
         inner: Vec::new(),
+        armed: Vec::new(),
+        stepped_off: false,
         ungated: None,
         rounds: St::GONE,
         saw_gate: false,
@@ -180,6 +190,7 @@ pub(super) fn flow(
             gated_elsewhere: w.saw_gate,
         }),
         only_after_success: w.rounds.reach() && !w.rounds.maybe_failed(),
+        bounded_by_steps: w.stepped_off && w.ungated.is_none() && w.rounds.reach(),
         asked: gates.asked.take(),
         worded: gates.worded.take(),
         crate_asked: gates.crate_asked.take(),
@@ -195,6 +206,10 @@ pub(super) struct Flow {
     /// unclassified decision: the loop repeats work that went well (a heartbeat's next ping,
     /// the next message), so it is no retry site, whatever else it does on failure.
     pub only_after_success: bool,
+    /// Every way round is gated, some of them by a local stepped off its once-test's passing
+    /// value (`if !retried { retried = true; continue }`): the ways round are bounded in number
+    /// even with no attempt counter compared with a maximum.
+    pub bounded_by_steps: bool,
     /// The calls asked whether they are a gate that no word made one (`Gates::asked`).
     pub asked: BTreeSet<String>,
     /// The calls that are gates by their name (`Gates::worded`).
@@ -210,6 +225,123 @@ pub(super) struct Round {
     pub at: Span,
     /// Some other path passes a gate: the loop has a bound that this path goes around.
     pub gated_elsewhere: bool,
+}
+
+/// How an assignment moves a local.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+enum Step {
+    /// `n += 1`, `n = n + 1`.
+    Up,
+    /// `n -= 1`, `n = n - 1`.
+    Down,
+    SetTrue,
+    SetFalse,
+    /// Anything else: a value computed, a `let` in the loop, a `&mut` handed out.
+    Other,
+}
+
+/// `e` without its parentheses (a `!` stays: it is the test).
+fn unparen(mut e: &Expr) -> &Expr {
+    while let Expr::Paren(p) = e {
+        e = &p.expr;
+    }
+    e
+}
+
+/// The plain local `e` names, if it is one.
+fn local(e: &Expr) -> Option<String> {
+    match unparen(e) {
+        Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(ToString::to_string),
+        _ => None,
+    }
+}
+
+/// `n += 1` / `n = n + 1` / `flag = true`: the local an expression steps, and how.
+fn step_of(e: &Expr) -> Option<(String, Step)> {
+    use syn::BinOp::{Add, AddAssign, Sub, SubAssign};
+    let positive = |e: &Expr| matches!(unparen(e), Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) if i.base10_digits() != "0");
+    match e {
+        Expr::Binary(b) if matches!(b.op, AddAssign(_) | SubAssign(_)) => {
+            let v = local(&b.left)?;
+            let up = matches!(b.op, AddAssign(_));
+            let k = match (positive(&b.right), up) {
+                (false, _) => Step::Other,
+                (true, true) => Step::Up,
+                (true, false) => Step::Down,
+            };
+            Some((v, k))
+        }
+        Expr::Assign(a) => {
+            let v = local(&a.left)?;
+            let k = match unparen(&a.right) {
+                Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Bool(b),
+                    ..
+                }) => {
+                    if b.value {
+                        Step::SetTrue
+                    } else {
+                        Step::SetFalse
+                    }
+                }
+                Expr::Binary(b) if local(&b.left).as_ref() == Some(&v) && positive(&b.right) => {
+                    match b.op {
+                        Add(_) => Step::Up,
+                        Sub(_) => Step::Down,
+                        _ => Step::Other,
+                    }
+                }
+                _ => Step::Other,
+            };
+            Some((v, k))
+        }
+        _ => None,
+    }
+}
+
+/// Every way a loop body changes each local: its steps ([`step_of`]), and `Other` for a `let`
+/// of the name or a `&mut` of it. Closures are read too: one the body runs may assign it.
+#[derive(Default)]
+struct Steps(BTreeMap<String, BTreeSet<Step>>);
+
+impl Steps {
+    fn of(body: &Block) -> Steps {
+        struct V(Steps);
+        impl<'ast> Visit<'ast> for V {
+            fn visit_expr(&mut self, e: &'ast Expr) {
+                if let Some((v, k)) = step_of(e) {
+                    self.0 .0.entry(v).or_default().insert(k);
+                }
+                if let Expr::Reference(r) = e {
+                    if r.mutability.is_some() {
+                        if let Some(v) = local(&r.expr) {
+                            self.0 .0.entry(v).or_default().insert(Step::Other);
+                        }
+                    }
+                }
+                visit::visit_expr(self, e);
+            }
+            fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+                let v = p.ident.to_string();
+                self.0 .0.entry(v).or_default().insert(Step::Other);
+                visit::visit_pat_ident(self, p);
+            }
+        }
+        let mut v = V(Steps::default());
+        v.visit_block(body);
+        v.0
+    }
+
+    /// Every assignment of `v` in the loop is the step `k` (and there is one).
+    fn only(&self, v: &str, k: Step) -> bool {
+        self.0
+            .get(v)
+            .is_some_and(|s| s.len() == 1 && s.contains(&k))
+    }
+
+    fn assigns(&self, v: &str) -> bool {
+        self.0.contains_key(v)
+    }
 }
 
 /// What decides whether an expression is a gate.
@@ -237,6 +369,8 @@ struct Gates<'a> {
     crate_asked: std::cell::RefCell<BTreeSet<String>>,
     /// The expression judged is a condition or under `?` (not a matched value).
     asking: std::cell::Cell<bool>,
+    /// How the loop body assigns each local ([`Steps`]).
+    steps: Steps,
     apis: &'a Apis,
 }
 
@@ -297,6 +431,70 @@ impl Gates<'_> {
             v.visit_expr(e);
         }
         v.found
+    }
+
+    /// The tests of `cond` that only a bounded number of rounds can pass, each as the local
+    /// and the step that moves it off the passing value: `!flag` (set to `true`), `flag` (set
+    /// to `false`), `n == k` (stepped one way), `n < k` / `n <= k` (counted up), `n > k` /
+    /// `n >= k` (counted down), `k` a literal or a name the loop does not assign. Only a local
+    /// every assignment of which in the loop is that same step qualifies. A conjunction passes
+    /// only when each part does: any one part is enough.
+    fn once_tests(&self, cond: &Expr) -> Vec<(String, Step)> {
+        let mut out = Vec::new();
+        self.once_into(cond, &mut out);
+        out.retain(|(v, k)| self.steps.only(v, *k));
+        out
+    }
+
+    fn once_into(&self, cond: &Expr, out: &mut Vec<(String, Step)>) {
+        use syn::BinOp::{And, Eq, Ge, Gt, Le, Lt};
+        let invariant = |e: &Expr| match unparen(e) {
+            Expr::Lit(_) | Expr::Field(_) => true,
+            Expr::Path(p) => p
+                .path
+                .get_ident()
+                .is_none_or(|id| !self.steps.assigns(&id.to_string())),
+            _ => false,
+        };
+        match unparen(cond) {
+            Expr::Binary(b) if matches!(b.op, And(_)) => {
+                self.once_into(&b.left, out);
+                self.once_into(&b.right, out);
+            }
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => {
+                if let Some(v) = local(&u.expr) {
+                    out.push((v, Step::SetTrue));
+                }
+            }
+            e @ Expr::Path(_) => {
+                if let Some(v) = local(e) {
+                    out.push((v, Step::SetFalse));
+                }
+            }
+            Expr::Binary(b) => {
+                // `n < k` or `k > n`: the local's side, read as `n op k`.
+                let (v, up, down) = match (local(&b.left), local(&b.right)) {
+                    (Some(v), _) if invariant(&b.right) => (
+                        v,
+                        matches!(b.op, Lt(_) | Le(_) | Eq(_)),
+                        matches!(b.op, Gt(_) | Ge(_) | Eq(_)),
+                    ),
+                    (_, Some(v)) if invariant(&b.left) => (
+                        v,
+                        matches!(b.op, Gt(_) | Ge(_) | Eq(_)),
+                        matches!(b.op, Lt(_) | Le(_) | Eq(_)),
+                    ),
+                    _ => return,
+                };
+                if up {
+                    out.push((v.clone(), Step::Up));
+                }
+                if down {
+                    out.push((v, Step::Down));
+                }
+            }
+            _ => {}
+        }
     }
 
     fn bound_word(&self, words: &BTreeSet<String>) -> bool {
@@ -1064,6 +1262,11 @@ struct Walk<'g, 'a> {
     label: Option<String>,
     /// Loops inside the body that the walk is in, innermost last.
     inner: Vec<InnerLoop>,
+    /// The once-tests of the branches the walk is in (`if !retried { .. }`): the local, and the
+    /// step that moves it off the passing value. A path past that step is gated.
+    armed: Vec<(String, Step)>,
+    /// A path was gated by stepping its once-test's local off the passing value.
+    stepped_off: bool,
     ungated: Option<Span>,
     /// Every path that reaches a way round, joined.
     rounds: St,
@@ -1227,6 +1430,21 @@ impl Walk<'_, '_> {
     }
 
     fn expr(&mut self, e: &Expr, st: St, rest_leaves: bool) -> St {
+        let once = !self.armed.is_empty()
+            && step_of(e)
+                .is_some_and(|(v, k)| self.armed.iter().any(|(a, ak)| *a == v && *ak == k));
+        let st = self.expr_paths(e, st, rest_leaves);
+        // `retried = true` under `if !retried`: this path goes round once at most.
+        if once {
+            self.stepped_off = true;
+            self.gate(st, true)
+        } else {
+            st
+        }
+    }
+
+    /// Walk `e`'s paths (see [`Self::expr`]).
+    fn expr_paths(&mut self, e: &Expr, st: St, rest_leaves: bool) -> St {
         if !st.reach() {
             return st;
         }
@@ -1363,7 +1581,11 @@ impl Walk<'_, '_> {
             Some(Outcome::Failure) => inside.fail(true),
             None => inside.undecide(),
         };
+        let armed = self.gates.once_tests(&i.cond);
+        let depth = self.armed.len();
+        self.armed.extend(armed);
         let then = self.block(&i.then_branch, then, rest_leaves);
+        self.armed.truncate(depth);
         // The other branch of a success test is the failure, and so is what follows a success
         // that left (`if r.is_ok() { return r }`). Past a failure test, the attempt may still
         // fail on another count: no success is known there.
@@ -1441,7 +1663,13 @@ impl Walk<'_, '_> {
             if outcome == Some(Outcome::Success) && yields_value(&a.body) {
                 entry = entry.recover();
             }
+            let depth = self.armed.len();
+            if let Some((_, g)) = &a.guard {
+                let armed = self.gates.once_tests(g);
+                self.armed.extend(armed);
+            }
             let arm = self.expr(&a.body, entry, rest_leaves);
+            self.armed.truncate(depth);
             out = out.join(arm);
             // The arms below a guarded arm that leaves were reached by failing its check.
             if guard && leaving[i] {
