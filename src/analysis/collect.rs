@@ -2405,6 +2405,10 @@ struct LoopScan<'a> {
     /// value it leaves with (`Err(HigherVote) => return Ok(())` stops an actor; the attempt
     /// did not succeed).
     failure_depth: usize,
+    /// The outcome tests around the current node, innermost last (`true`: a success test). An
+    /// exit decides by the innermost: `Ok(s) => if let Err(_) = tx.send(s).await { break }`
+    /// leaves because the consumer is gone, after a success of another operation.
+    outcomes: Vec<bool>,
     catch_all_depth: usize,
     inner_labels: Vec<String>,
     /// The loop body's last statement when it is an unconditional `return` / `break`: reached
@@ -2462,6 +2466,7 @@ impl<'a> LoopScan<'a> {
             failure_exit: false,
             success_depth: 0,
             failure_depth: 0,
+            outcomes: Vec::new(),
             catch_all_depth: 0,
             inner_labels: Vec::new(),
             tail_exit: None,
@@ -2606,7 +2611,9 @@ impl<'a> LoopScan<'a> {
         if self.catch_all_depth > 0 && self.success_depth == 0 {
             self.success_exit = true;
             self.failure_exit = true;
-        } else if self.success_depth > 0 || (self.failure_depth == 0 && (ok_value || tail)) {
+        } else if (self.success_depth > 0 && self.outcomes.last() != Some(&false))
+            || (self.failure_depth == 0 && (ok_value || tail))
+        {
             self.success_exit = true;
         } else {
             self.failure_exit = true;
@@ -2788,7 +2795,13 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
         }
         self.success_depth += usize::from(success);
         self.failure_depth += usize::from(err);
+        if success || err {
+            self.outcomes.push(success);
+        }
         self.visit_block(&e.then_branch);
+        if success || err {
+            self.outcomes.pop();
+        }
         self.success_depth -= usize::from(success);
         self.failure_depth -= usize::from(err);
         self.escape = outer;
@@ -2834,6 +2847,9 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
         self.success_depth += usize::from(success);
         self.failure_depth += usize::from(failure);
         self.catch_all_depth += usize::from(catch_all);
+        if success || failure {
+            self.outcomes.push(success);
+        }
         self.visit_pat(&a.pat);
         if let Some((_, g)) = &a.guard {
             let outer = self.escape.clone();
@@ -2847,6 +2863,9 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
             self.escape = outer;
         }
         self.visit_expr(&a.body);
+        if success || failure {
+            self.outcomes.pop();
+        }
         self.success_depth -= usize::from(success);
         self.failure_depth -= usize::from(failure);
         self.catch_all_depth -= usize::from(catch_all);

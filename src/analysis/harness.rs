@@ -250,7 +250,10 @@ mod tests {
         }
     }
 }"
-        ), @"sleep 8:21 tokio::time::sleep(interval) site=-");
+        ), @r"
+        sleep 8:21 tokio::time::sleep(interval) site=-
+        reconnect 2:5 failure-paths=4:23,10:27 waits=
+        ");
     }
 
     /// The same loop with a status test after the pong: the words do not say whether the
@@ -1539,6 +1542,49 @@ async fn inner_flag(c: &C) -> Result<R, E> {
         sleep 75:17 sleep(d) site=#4
         fixed-delay 15:15 site=#0
         asks-crate refresh
+        ");
+    }
+
+    /// An exit decides by the innermost outcome test around it: a poller whose only exit is
+    /// the consumer gone (`Ok(s) => if let Err(_) = tx.send(s).await { break }`) never leaves
+    /// on success, so it is periodic work, not a retry site. The near miss leaves after the
+    /// send whatever it did: that `break` is the success exit, and the loop is a site.
+    #[test]
+    fn an_exit_under_a_failure_test_inside_a_success_arm_is_no_success_exit() {
+        insta::assert_snapshot!(check(
+            "async fn poll(tx: Sender<S>) {
+    loop {
+        match fetch().await {
+            Ok(s) => {
+                if let Err(_) = tx.send(s).await {
+                    break;
+                }
+            }
+            Err(e) => warn!(\"{e}\"),
+        }
+        sleep(INTERVAL).await;
+    }
+}
+async fn once(tx: Sender<S>) {
+    loop {
+        match fetch().await {
+            Ok(s) => {
+                if let Err(_) = tx.send(s).await {
+                    warn!(\"gone\");
+                }
+                break;
+            }
+            Err(e) => warn!(\"{e}\"),
+        }
+        sleep(INTERVAL).await;
+    }
+}"
+        ), @r"
+        site #0 15:5 loop cap=none deadline=- ungated-round=26:5
+        sleep 11:9 sleep(INTERVAL) site=-
+        sleep 25:9 sleep(INTERVAL) site=#0
+        fixed-delay 25:9 site=#0
+        reconnect 2:5 failure-paths=5:50,9:23 waits=
         ");
     }
 }
