@@ -2334,7 +2334,7 @@ fn is_operation(e: &Expr) -> bool {
         .any(|w| REMOTE_WORDS.contains(&w.as_str()))
 }
 
-fn strip_parens(mut e: &Expr) -> &Expr {
+pub(super) fn strip_parens(mut e: &Expr) -> &Expr {
     while let Expr::Paren(p) = e {
         e = &p.expr;
     }

@@ -37,6 +37,8 @@ use syn::visit::{self, Visit};
 use syn::{Block, Expr, Stmt};
 
 use super::bodies::Bodies;
+// Parentheses only: `strip` here also drops a `!`, which is the test a once-test reads.
+use super::collect::{int_lit, strip_parens};
 use super::words::{ident_words_of, split_ident};
 use crate::base::apis::Apis;
 
@@ -240,17 +242,9 @@ enum Step {
     Other,
 }
 
-/// `e` without its parentheses (a `!` stays: it is the test).
-fn unparen(mut e: &Expr) -> &Expr {
-    while let Expr::Paren(p) = e {
-        e = &p.expr;
-    }
-    e
-}
-
 /// The plain local `e` names, if it is one.
 fn local(e: &Expr) -> Option<String> {
-    match unparen(e) {
+    match strip_parens(e) {
         Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(ToString::to_string),
         _ => None,
     }
@@ -259,7 +253,7 @@ fn local(e: &Expr) -> Option<String> {
 /// `n += 1` / `n = n + 1` / `flag = true`: the local an expression steps, and how.
 fn step_of(e: &Expr) -> Option<(String, Step)> {
     use syn::BinOp::{Add, AddAssign, Sub, SubAssign};
-    let positive = |e: &Expr| matches!(unparen(e), Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) if i.base10_digits() != "0");
+    let positive = |e: &Expr| int_lit(e).is_some_and(|n| n > 0);
     match e {
         Expr::Binary(b) if matches!(b.op, AddAssign(_) | SubAssign(_)) => {
             let v = local(&b.left)?;
@@ -273,7 +267,7 @@ fn step_of(e: &Expr) -> Option<(String, Step)> {
         }
         Expr::Assign(a) => {
             let v = local(&a.left)?;
-            let k = match unparen(&a.right) {
+            let k = match strip_parens(&a.right) {
                 Expr::Lit(syn::ExprLit {
                     lit: syn::Lit::Bool(b),
                     ..
@@ -437,8 +431,8 @@ impl Gates<'_> {
     /// and the step that moves it off the passing value: `!flag` (set to `true`), `flag` (set
     /// to `false`), `n == k` (stepped one way), `n < k` / `n <= k` (counted up), `n > k` /
     /// `n >= k` (counted down), `k` a literal or a name the loop does not assign. Only a local
-    /// every assignment of which in the loop is that same step qualifies. A conjunction passes
-    /// only when each part does: any one part is enough.
+    /// every assignment of which in the loop is that same step qualifies. In a conjunction
+    /// (`is_redirect() && nr == 0`) each part must pass, so a once-test among its parts is enough.
     fn once_tests(&self, cond: &Expr) -> Vec<(String, Step)> {
         let mut out = Vec::new();
         self.once_into(cond, &mut out);
@@ -448,7 +442,7 @@ impl Gates<'_> {
 
     fn once_into(&self, cond: &Expr, out: &mut Vec<(String, Step)>) {
         use syn::BinOp::{And, Eq, Ge, Gt, Le, Lt};
-        let invariant = |e: &Expr| match unparen(e) {
+        let invariant = |e: &Expr| match strip_parens(e) {
             Expr::Lit(_) | Expr::Field(_) => true,
             Expr::Path(p) => p
                 .path
@@ -456,7 +450,7 @@ impl Gates<'_> {
                 .is_none_or(|id| !self.steps.assigns(&id.to_string())),
             _ => false,
         };
-        match unparen(cond) {
+        match strip_parens(cond) {
             Expr::Binary(b) if matches!(b.op, And(_)) => {
                 self.once_into(&b.left, out);
                 self.once_into(&b.right, out);
@@ -547,7 +541,7 @@ pub(super) fn bound_checkers(bodies: &Bodies<'_>, apis: &Apis, known: &CrateHelp
                     let to_zero = matches!(b.op, Eq(_) | Ne(_))
                         && [&*b.left, &*b.right]
                             .into_iter()
-                            .any(|e| super::collect::int_lit(e) == Some(0));
+                            .any(|e| int_lit(e) == Some(0));
                     if to_zero || matches!(b.op, Lt(_) | Le(_) | Gt(_) | Ge(_)) {
                         let mut w = ident_words_of(&*b.left);
                         w.extend(ident_words_of(&*b.right));
