@@ -595,6 +595,11 @@ fn reach(
                 Src::Seed(i) => {
                     out.entry((f, *i)).or_insert(depth);
                 }
+                // A crate function's parameter holds what its callers pass, all of them: past
+                // the site's own function only the arguments of this call path count, and the
+                // site's reads already carry those (`client.merge(req)` linked by name to another
+                // type's `merge(options)` must not taint every caller of that method).
+                Src::Name(n) if depth > 0 && n.starts_with("param:") => {}
                 Src::Name(n) => {
                     for n in names.resolve(n) {
                         if too_common(&n) {
@@ -744,6 +749,59 @@ mod tests {
         assert_eq!(
             client_findings(&[("cache.rs", cache), ("fetch.rs", fetch)]),
             ["fetch.rs:3 <- fetch.rs:5"]
+        );
+    }
+
+    #[test]
+    fn a_parameter_past_the_sites_function_holds_only_what_this_path_passes() {
+        // `label` is handed a timed request by `once` and plain options by the retry loop: what
+        // other callers pass into a helper's parameter is not what the loop sends (a generated
+        // `client.merge(req)` linked by name to a `merge(options)` of another type charged
+        // eventstore's `req.set_timeout(..)` to an unrelated discovery loop).
+        let helpers = r#"fn new_request(opts: &Opts) -> tonic::Request<()> {
+    let mut req = tonic::Request::new(());
+    req.set_timeout(Duration::from_secs(10));
+    req
+}
+fn label(opts: &Opts) {
+    opts.describe();
+}
+async fn once(opts: &Opts) {
+    let req = new_request(opts);
+    label(&req);
+}
+"#;
+        let poll = r#"async fn poll(c: &Client, o: &Opts) {
+    loop {
+        if c.get("y").send().await.is_ok() {
+            return;
+        }
+        label(o);
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+"#;
+        assert_eq!(
+            client_findings(&[("helpers.rs", helpers), ("poll.rs", poll)]),
+            Vec::<String>::new()
+        );
+        // The site's own function's parameter is what its callers pass: still followed.
+        let caller = r#"async fn start() {
+    let req = new_request(&Opts::default());
+    send_until_ok(req).await;
+}
+async fn send_until_ok(req: tonic::Request<()>) {
+    loop {
+        if grpc.call(req.clone()).await.is_ok() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+"#;
+        assert_eq!(
+            client_findings(&[("helpers.rs", helpers), ("caller.rs", caller)]),
+            ["helpers.rs:3 <- caller.rs:6"]
         );
     }
 
