@@ -1587,4 +1587,112 @@ async fn once(tx: Sender<S>) {
         reconnect 2:5 failure-paths=5:50,9:23 waits=
         ");
     }
+
+    /// A strategy asked "stop or go on" that answers with std's `ControlFlow` (instant-acme's
+    /// `if let ControlFlow::Break(e) = retrying.wait().await { return Err(e) }`) is the loop's
+    /// gate, as a `match` on a `Step::GiveUp` is. The near miss: a `Continue` test that leaves
+    /// on the answer to go on is no bound on the failures that go round. (An operation that
+    /// answers `Break(r)` on success, rskafka's `Break(r) => break Ok(r)`, is no strategy: the
+    /// pinned corpus holds that finding.)
+    #[test]
+    fn a_control_flow_break_that_leaves_is_a_gate() {
+        insta::assert_snapshot!(check(
+            "async fn poll(retrying: &mut Retrying, order: &mut Order) -> Result<State, Error> {
+    loop {
+        if let ControlFlow::Break(err) = retrying.next_step().await {
+            return Err(err);
+        }
+        match order.refresh().await {
+            Ok(s) if s.ready() => return Ok(s),
+            _ => continue,
+        }
+    }
+}
+
+async fn poll_open(retrying: &mut Retrying, order: &mut Order) -> Result<State, Error> {
+    loop {
+        if let ControlFlow::Continue(()) = retrying.next_step().await {
+            tracing::debug!(\"again\");
+        }
+        match order.refresh().await {
+            Ok(s) if s.ready() => return Ok(s),
+            _ => continue,
+        }
+    }
+}"
+        ), @r"
+        site #0 2:5 loop cap=none deadline=- exits-on-failure
+        site #1 14:5 loop cap=none deadline=- ungated-round=20:18
+        asks-crate next_step
+        asks-crate ready
+        ");
+    }
+
+    /// A request sent in the `return` of a loop runs once, on the way out, whether the helper
+    /// that sends it is called there or the POST is written there; `self.refresh()` in `impl
+    /// Order` is `Order::refresh`, not another type's `refresh` of the file. The near misses: the
+    /// same POST sent before the test goes round, and `Order::refresh`, which does POST.
+    #[test]
+    fn a_request_on_the_way_out_is_not_re_sent() {
+        insta::assert_snapshot!(check(
+            "impl Order {
+    async fn poll_certificate(&mut self) -> Result<String, Error> {
+        for _ in 0..10 {
+            let Ok(state) = self.refresh().await else {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            };
+            if state.valid() {
+                return self.certificate().await;
+            }
+            if state.done() {
+                return self.http.post(&self.finalize_url).send().await?.text().await;
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+        Err(Error::Timeout)
+    }
+
+    async fn certificate(&mut self) -> Result<String, Error> {
+        self.http.post(&self.cert_url).send().await?.text().await
+    }
+
+    async fn refresh(&mut self) -> Result<State, Error> {
+        self.http.get(&self.url).send().await?.json().await
+    }
+}
+
+impl Authorization {
+    async fn refresh(&mut self) -> Result<State, Error> {
+        self.http.post(&self.url).send().await?.json().await
+    }
+}
+
+impl Batch {
+    async fn submit(&mut self) -> Result<(), Error> {
+        for _ in 0..3 {
+            let sent = self.http.post(&self.url).send().await;
+            if sent.is_ok() {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+        Err(Error::GaveUp)
+    }
+}"
+        ), @r"
+        site #0 3:9 for cap=10 deadline=- exits-on-failure
+        site #1 36:9 for cap=3 deadline=-
+        sleep 5:17 tokio::time::sleep(Duration::from_secs(1)) site=#0
+        sleep 14:13 tokio::time::sleep(Duration::from_secs(1)) site=#0
+        sleep 41:13 tokio::time::sleep(Duration::from_secs(1)) site=#1
+        fixed-delay 5:17 site=#0
+        fixed-delay 14:13 site=#0
+        fixed-delay 41:13 site=#1
+        write 37:34 POST retried-by 36:9 key=missing
+        asks-crate done
+        asks-crate post
+        asks-crate valid
+        ");
+    }
 }

@@ -247,6 +247,8 @@ struct Item {
     params: Vec<String>,
     /// It takes `self`: a path call (`Self::f(self, m)`) hands the receiver first.
     receiver: bool,
+    /// The type of the `impl` it is defined in.
+    owner: Option<String>,
 }
 
 /// A request whose method is a parameter of its function (`self.inner.request(method.clone(),
@@ -394,7 +396,14 @@ struct Scan<'a> {
     param_methods: Vec<ParamMethod>,
     method_args: Vec<MethodArg>,
     headers: Vec<HeaderSet>,
-    calls: Vec<(String, Span)>,
+    /// Calls by name; a `self.f()` or `Self::f()` call also with the type of the `impl` it is
+    /// made in: it runs that type's `f`, not another type's of the same name.
+    calls: Vec<(String, Span, Option<String>)>,
+    /// The `impl` blocks the walk is in: where each ends, and its type.
+    impls: Vec<(usize, String)>,
+    /// `return` expressions, and the closures and async blocks a `return` would only leave.
+    returns: Vec<Span>,
+    fences: Vec<Span>,
     /// Calls that can hand a value to a function of this file: free or `Self::` path calls and
     /// `self.` method calls, with their argument spans (after any receiver).
     handoffs: Vec<Handoff>,
@@ -430,6 +439,9 @@ impl<'a> Scan<'a> {
             method_args: Vec::new(),
             headers: Vec::new(),
             calls: Vec::new(),
+            impls: Vec::new(),
+            returns: Vec::new(),
+            fences: Vec::new(),
             handoffs: Vec::new(),
             policies: Vec::new(),
             layers: Vec::new(),
@@ -493,11 +505,13 @@ impl<'a> Scan<'a> {
                 }),
             }
         }
+        let owner = self.impls.last().map(|(_, t)| t.clone());
         self.items.push(Item {
             name: sig.ident.to_string(),
             span,
             params,
             receiver,
+            owner,
         });
         self.items.len() - 1
     }
@@ -785,6 +799,9 @@ impl<'ast> Scan<'_> {
                 open.pop();
                 self.item_stack.pop();
             }
+            while self.impls.last().is_some_and(|&(end, _)| end <= i) {
+                self.impls.pop();
+            }
             if n.in_macro {
                 continue;
             }
@@ -806,7 +823,14 @@ impl<'ast> Scan<'_> {
                     self.item_stack.push(idx);
                     open.push(n.end as usize);
                 }
-                Kind::Impl(i) => self.policy(i),
+                Kind::Impl(imp) => {
+                    if let syn::Type::Path(t) = &*imp.self_ty {
+                        if let Some(last) = t.path.segments.last() {
+                            self.impls.push((n.end as usize, last.ident.to_string()));
+                        }
+                    }
+                    self.policy(imp);
+                }
                 Kind::Macro(m) => {
                     if m.path.is_ident("matches") {
                         self.tests.push(self.span(m.span()));
@@ -831,6 +855,9 @@ impl<'ast> Scan<'_> {
             }
             Expr::Struct(s) => self.literal(s),
             Expr::Path(p) => self.path_use(p),
+            Expr::Return(r) => self.returns.push(self.span(r.span())),
+            Expr::Closure(c) => self.fences.push(self.span(c.span())),
+            Expr::Async(a) => self.fences.push(self.span(a.span())),
             Expr::Call(c) => self.call(c),
             Expr::MethodCall(m) => self.method_call(m),
             _ => {}
@@ -940,7 +967,10 @@ impl<'ast> Scan<'_> {
         if let Expr::Path(p) = &*c.func {
             let segs = path_segments(&p.path);
             let last = segs.last().cloned().unwrap_or_default();
-            self.calls.push((last.clone(), self.span(c.span())));
+            let own = (segs.len() == 2 && segs[0] == "Self")
+                .then(|| self.impls.last().map(|(_, t)| t.clone()))
+                .flatten();
+            self.calls.push((last.clone(), self.span(c.span()), own));
             if segs.len() == 1 || (segs.len() == 2 && segs[0] == "Self") {
                 self.handoffs.push(Handoff {
                     name: last.clone(),
@@ -995,7 +1025,10 @@ impl<'ast> Scan<'_> {
 
     fn method_call(&mut self, m: &syn::ExprMethodCall) {
         let name = m.method.to_string();
-        self.calls.push((name.clone(), self.span(m.span())));
+        let own = matches!(strip(&m.receiver), Expr::Path(p) if p.path.is_ident("self"))
+            .then(|| self.impls.last().map(|(_, t)| t.clone()))
+            .flatten();
+        self.calls.push((name.clone(), self.span(m.span()), own));
         if matches!(strip(&m.receiver), Expr::Path(p) if p.path.is_ident("self")) {
             self.handoffs.push(Handoff {
                 name: name.clone(),
@@ -1180,6 +1213,8 @@ impl Scan<'_> {
 struct Region {
     span: Span,
     anchor: Span,
+    /// A loop: a `return` in its body leaves it for good.
+    looped: bool,
     /// The whole retry site (for failure-path tests); the policy fn for policies.
     site: Span,
 }
@@ -1190,6 +1225,7 @@ fn regions(facts: &Facts, scan: &Scan, src: &SourceFile) -> Vec<Region> {
         out.push(Region {
             span: s.span,
             anchor: s.anchor,
+            looped: matches!(s.kind, SiteKind::Loop | SiteKind::While | SiteKind::For),
             site: s.span,
         });
         if matches!(s.kind, SiteKind::Combinator(_) | SiteKind::Wrapper(_)) {
@@ -1199,6 +1235,7 @@ fn regions(facts: &Facts, scan: &Scan, src: &SourceFile) -> Vec<Region> {
                     out.push(Region {
                         span: *span,
                         anchor: s.anchor,
+                        looped: false,
                         site: *span,
                     });
                 }
@@ -1210,6 +1247,7 @@ fn regions(facts: &Facts, scan: &Scan, src: &SourceFile) -> Vec<Region> {
             out.push(Region {
                 span: c,
                 anchor: p.retry_name,
+                looped: false,
                 site: p.retry_fn,
             });
         }
@@ -1237,6 +1275,21 @@ struct Resolve<'a> {
 }
 
 impl Resolve<'_> {
+    /// `s` is in a `return` of the loop `r` (not one of a closure in it): it runs once, on the
+    /// way out (`if done { return self.fetch_result().await }`), and is never sent again.
+    fn on_the_way_out(&self, r: &Region, s: Span) -> bool {
+        r.looped
+            && self.scan.returns.iter().any(|ret| {
+                r.span.contains(*ret)
+                    && ret.contains(s)
+                    && !self
+                        .scan
+                        .fences
+                        .iter()
+                        .any(|f| r.span.contains(*f) && f.contains(*ret))
+            })
+    }
+
     fn innermost(&self, s: Span) -> Option<&Region> {
         self.regions
             .iter()
@@ -1399,14 +1452,19 @@ impl Resolve<'_> {
     /// How a retry reaches a write: (retry anchor, via, the region to search for keys/gates).
     fn reach(&self, w: &RawWrite) -> Option<(Span, Via, Span)> {
         if let Some(r) = self.innermost(w.span) {
+            if self.on_the_way_out(r, w.span) {
+                return None;
+            }
             return Some((r.anchor, Via::Site, r.span));
         }
         let item = self.item_of(w.span)?;
         let helper = &self.scan.items[item];
         for r in &self.regions {
-            for (name, call) in &self.scan.calls {
+            for (name, call, own) in &self.scan.calls {
                 if *name == helper.name
+                    && (own.is_none() || helper.owner.is_none() || *own == helper.owner)
                     && r.span.contains(*call)
+                    && !self.on_the_way_out(r, *call)
                     && !helper.span.contains(r.span)
                     && !self.scan.writes.iter().any(|x| call.contains(x.span))
                 {

@@ -620,7 +620,8 @@ pub(super) fn bound_checkers(bodies: &Bodies<'_>, apis: &Apis, known: &CrateHelp
         syn::ReturnType::Type(_, ty) => match &**ty {
             syn::Type::Path(p) => p.path.segments.last().is_some_and(|s| {
                 let name = s.ident.to_string();
-                name == "Option" || name.ends_with("Result")
+                // `ControlFlow` is std's own answer to "stop or go on".
+                name == "Option" || name.ends_with("Result") || name == "ControlFlow"
             }),
             _ => false,
         },
@@ -1561,8 +1562,14 @@ impl Walk<'_, '_> {
         }
         let then_leaves = self.block_leaves(&i.then_branch);
         let else_leaves = i.else_branch.as_ref().is_some_and(|(_, e)| self.leaves(e));
-        let g = self.gates.is_gate(&i.cond, Place::Condition)
-            && (then_leaves || else_leaves || rest_leaves);
+        // `if let ControlFlow::Break(e) = retrying.wait().await { return Err(e) }`: the
+        // answer asked for is to give up, as in a `match` on a strategy's step.
+        let gives_up = then_leaves
+            && matches!(&*i.cond, Expr::Let(l) if gives_up_pattern(&l.pat)
+                || breaks_off(&l.pat, last_expr(&i.then_branch)));
+        let g = gives_up
+            || self.gates.is_gate(&i.cond, Place::Condition)
+                && (then_leaves || else_leaves || rest_leaves);
         let inside = self.gate(st, g);
         // A test the words do not classify whose branch hands a value out (`if !redo { return
         // Ok(resp) }`) is the success exit by what it does: past it, the attempt fell short.
@@ -1619,11 +1626,13 @@ impl Walk<'_, '_> {
             .any(|(a, &l)| l && pattern_outcome(&a.pat) == Some(Outcome::Success));
         // A decision the loop asks for, one of whose answers is to give up (`match
         // engine.step(..) { Step::GiveUp(k) => return Err(..), .. }`), is a strategy.
-        let gives_up = m
-            .arms
-            .iter()
-            .zip(&leaving)
-            .any(|(a, &l)| l && gives_up_pattern(&a.pat));
+        let gives_up = m.arms.iter().zip(&leaving).any(|(a, &l)| {
+            let tail = match &*a.body {
+                Expr::Block(b) => last_expr(&b.block),
+                e => Some(e),
+            };
+            l && (gives_up_pattern(&a.pat) || breaks_off(&a.pat, tail))
+        });
         let scrutinee = any_leaves && (gives_up || self.gates.is_gate(&m.expr, Place::Value));
         let mut st = self.gate(st, scrutinee);
         let mut out = St::GONE;
@@ -1848,6 +1857,28 @@ fn gives_up_pattern(p: &syn::Pat) -> bool {
     let mut w = BTreeSet::new();
     split_ident(&last.ident.to_string(), &mut w);
     w.iter().any(|w| GIVE_UP_WORDS.contains(&w.as_str()))
+}
+
+/// `ControlFlow::Break(e)` answered by leaving with no success value (`return Err(e)`): std's
+/// "stop going round" from a strategy. Leaving with one (`Break(r) => break Ok(r)`) is the
+/// operation's own success, not a bound.
+fn breaks_off(p: &syn::Pat, tail: Option<&Expr>) -> bool {
+    let path = match p {
+        syn::Pat::TupleStruct(t) => &t.path,
+        syn::Pat::Path(p) => &p.path,
+        _ => return false,
+    };
+    let success = matches!(tail, Some(Expr::Return(syn::ExprReturn { expr: Some(v), .. })
+        | Expr::Break(syn::ExprBreak { expr: Some(v), .. })) if super::collect::success_value(v));
+    path.segments.last().is_some_and(|s| s.ident == "Break") && !success
+}
+
+/// The last statement of `b`, if it is an expression.
+fn last_expr(b: &Block) -> Option<&Expr> {
+    match b.stmts.last() {
+        Some(syn::Stmt::Expr(e, _)) => Some(e),
+        _ => None,
+    }
 }
 
 /// The expression ends in a value handed on (`r`, `Some(v)`, `{ log(); r }`), not in `()`.
