@@ -758,7 +758,7 @@ mod tests {
         // other callers pass into a helper's parameter is not what the loop sends (a generated
         // `client.merge(req)` linked by name to a `merge(options)` of another type charged
         // eventstore's `req.set_timeout(..)` to an unrelated discovery loop).
-        let helpers = r#"fn new_request(opts: &Opts) -> tonic::Request<()> {
+        let helpers = "fn new_request(opts: &Opts) -> tonic::Request<()> {
     let mut req = tonic::Request::new(());
     req.set_timeout(Duration::from_secs(10));
     req
@@ -770,7 +770,7 @@ async fn once(opts: &Opts) {
     let req = new_request(opts);
     label(&req);
 }
-"#;
+";
         let poll = r#"async fn poll(c: &Client, o: &Opts) {
     loop {
         if c.get("y").send().await.is_ok() {
@@ -786,7 +786,7 @@ async fn once(opts: &Opts) {
             Vec::<String>::new()
         );
         // The site's own function's parameter is what its callers pass: still followed.
-        let caller = r#"async fn start() {
+        let caller = "async fn start() {
     let req = new_request(&Opts::default());
     send_until_ok(req).await;
 }
@@ -798,7 +798,7 @@ async fn send_until_ok(req: tonic::Request<()>) {
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
 }
-"#;
+";
         assert_eq!(
             client_findings(&[("helpers.rs", helpers), ("caller.rs", caller)]),
             ["helpers.rs:3 <- caller.rs:6"]
