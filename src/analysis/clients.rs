@@ -1363,6 +1363,19 @@ impl<'ast> Summarizer<'_> {
                 let s = self.reads_all(e);
                 self.out.sites[i].reads.extend(s);
             }
+            // `ClientBuilder::new(client).with(RetryTransientMiddleware::new_with_policy(p))`:
+            // the middleware retries every request of the client it is layered on.
+            if let Expr::MethodCall(m) = e {
+                if m.method == "with" {
+                    for a in &m.args {
+                        let sp = self.span(a.span());
+                        if let Some(&i) = self.sites_by_span.get(&(sp.start, sp.end)) {
+                            let s = self.reads_all(&*m.receiver);
+                            self.out.sites[i].reads.extend(s);
+                        }
+                    }
+                }
+            }
         }
         match e {
             Expr::Assign(a) => self.assign(a),

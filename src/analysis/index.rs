@@ -806,6 +806,37 @@ async fn send_until_ok(req: tonic::Request<()>) {
     }
 
     #[test]
+    fn a_retrying_middleware_retries_the_client_it_is_layered_on() {
+        // reqwest-retry's canonical set-up: the inner client's 60 s bounds each attempt the
+        // middleware makes. The near miss: the same middleware over a client with only a
+        // connect timeout.
+        let built = "use reqwest_retry::RetryTransientMiddleware;
+
+pub fn timed(policy: ExponentialBackoff) -> Result<ClientWithMiddleware, Error> {
+    let client = reqwest::ClientBuilder::new()
+        .timeout(Duration::from_secs(60))
+        .build()?;
+    Ok(reqwest_middleware::ClientBuilder::new(client.clone())
+        .with(RetryTransientMiddleware::new_with_policy(policy))
+        .build())
+}
+
+pub fn connect_only(policy: ExponentialBackoff) -> Result<ClientWithMiddleware, Error> {
+    let client = reqwest::ClientBuilder::new()
+        .connect_timeout(Duration::from_secs(5))
+        .build()?;
+    Ok(reqwest_middleware::ClientBuilder::new(client)
+        .with(RetryTransientMiddleware::new_with_policy(policy))
+        .build())
+}
+";
+        assert_eq!(
+            client_findings(&[("client.rs", built)]),
+            ["client.rs:5 <- client.rs:8"]
+        );
+    }
+
+    #[test]
     fn durations_from_literals_and_constants() {
         let consts: HashMap<&str, &str> = [("T", "Duration :: from_secs (30)"), ("N", "10")].into();
         assert_eq!(secs_of("Duration::from_secs(5)", &consts), Some(5.0));
