@@ -6,7 +6,9 @@
 //! request builder of a helper) and the requests its function is handed (a caller of this file
 //! builds the request and passes it, or the local holding it, to the parameter the site sends).
 //! A client wrapped in a retrying middleware (`reqwest-retry`) and a tower retry `Policy` over
-//! HTTP requests are retry sites of their own. Values are
+//! HTTP requests are retry sites of their own. A request in a loop's `return` runs once, on
+//! the way out, and is never re-sent; a `self.f()` call reaches the `f` of its own `impl`, not
+//! another type's `f` of the file. Values are
 //! followed by name within a function: the latest `let` of a name before its use is its value.
 //! A method that is a parameter (`request(method.clone(), url)`) is what the file's callers hand
 //! that parameter, followed up through their own parameters a few calls.

@@ -10,8 +10,9 @@
 //! and the first one reached with no gate on its path is the site's unbounded round.
 //!
 //! A gate is a decision about the loop's bound (a comparison of a counter, the clock, a maximum
-//! or a budget; a call such as `should_retry(attempt)` or `backoff.next()`) one of whose outcomes
-//! leaves the loop. The decision's outcome that stays is gated too: it passed the check. Flags
+//! or a budget; a call such as `should_retry(attempt)` or `backoff.next()`; a strategy's
+//! `ControlFlow::Break` answered by giving up) one of whose outcomes leaves the loop. The
+//! decision's outcome that stays is gated too: it passed the check. Flags
 //! set under such a decision (`if n > max { give_up = true }`) are gates where they are tested.
 //! What cannot be seen (a `?` on a call of the crate's own give-up helper) is taken for a gate
 //! when its name or arguments speak of attempts: a guess that keeps a finding away, never one
