@@ -494,6 +494,11 @@ impl<'a> Scan<'a> {
         })
     }
 
+    /// The type of the innermost `impl` the walk is in.
+    fn impl_type(&self) -> Option<String> {
+        self.impls.last().map(|(_, t)| t.clone())
+    }
+
     fn item(&mut self, sig: &syn::Signature, span: proc_macro2::Span) -> usize {
         let span = self.span(span);
         let mut params = Vec::new();
@@ -507,13 +512,12 @@ impl<'a> Scan<'a> {
                 }),
             }
         }
-        let owner = self.impls.last().map(|(_, t)| t.clone());
         self.items.push(Item {
             name: sig.ident.to_string(),
             span,
             params,
             receiver,
-            owner,
+            owner: self.impl_type(),
         });
         self.items.len() - 1
     }
@@ -970,7 +974,7 @@ impl<'ast> Scan<'_> {
             let segs = path_segments(&p.path);
             let last = segs.last().cloned().unwrap_or_default();
             let own = (segs.len() == 2 && segs[0] == "Self")
-                .then(|| self.impls.last().map(|(_, t)| t.clone()))
+                .then(|| self.impl_type())
                 .flatten();
             self.calls.push((last.clone(), self.span(c.span()), own));
             if segs.len() == 1 || (segs.len() == 2 && segs[0] == "Self") {
@@ -1027,11 +1031,10 @@ impl<'ast> Scan<'_> {
 
     fn method_call(&mut self, m: &syn::ExprMethodCall) {
         let name = m.method.to_string();
-        let own = matches!(strip(&m.receiver), Expr::Path(p) if p.path.is_ident("self"))
-            .then(|| self.impls.last().map(|(_, t)| t.clone()))
-            .flatten();
+        let on_self = matches!(strip(&m.receiver), Expr::Path(p) if p.path.is_ident("self"));
+        let own = on_self.then(|| self.impl_type()).flatten();
         self.calls.push((name.clone(), self.span(m.span()), own));
-        if matches!(strip(&m.receiver), Expr::Path(p) if p.path.is_ident("self")) {
+        if on_self {
             self.handoffs.push(Handoff {
                 name: name.clone(),
                 call: self.span(m.span()),

@@ -1773,15 +1773,13 @@ const SUCCESS_WORDS: &[&str] = &["ok", "success", "successful", "succeeded", "do
 
 /// The block ends by leaving the loop with a success value: `return Ok(v)`, `break Some(v)`.
 fn leaves_with_value(b: &Block) -> bool {
-    let Some(syn::Stmt::Expr(
-        Expr::Return(syn::ExprReturn { expr: Some(v), .. })
-        | Expr::Break(syn::ExprBreak { expr: Some(v), .. }),
-        _,
-    )) = b.stmts.last()
-    else {
-        return false;
-    };
-    super::collect::success_value(v)
+    last_expr(b).is_some_and(exits_with_success)
+}
+
+/// `return Ok(v)` / `break Some(v)`: an exit handing out a success value.
+fn exits_with_success(e: &Expr) -> bool {
+    matches!(e, Expr::Return(syn::ExprReturn { expr: Some(v), .. })
+        | Expr::Break(syn::ExprBreak { expr: Some(v), .. }) if super::collect::success_value(v))
 }
 
 fn outcome_test(cond: &Expr) -> Option<Outcome> {
@@ -1839,14 +1837,10 @@ const GIVE_UP_WORDS: &[&str] = &["give", "stop", "stopped", "exhausted", "dont",
 
 /// A pattern naming a give-up variant (not a failure: `Err(Stopped)` is the attempt's error).
 fn gives_up_pattern(p: &syn::Pat) -> bool {
-    let path = match p {
-        syn::Pat::TupleStruct(t) => &t.path,
-        syn::Pat::Path(p) => &p.path,
-        syn::Pat::Struct(s) => &s.path,
-        syn::Pat::Ident(i) => return i.subpat.as_ref().is_some_and(|(_, p)| gives_up_pattern(p)),
-        _ => return false,
-    };
-    let Some(last) = path.segments.last() else {
+    if let syn::Pat::Ident(i) = p {
+        return i.subpat.as_ref().is_some_and(|(_, p)| gives_up_pattern(p));
+    }
+    let Some(last) = variant_of(p) else {
         return false;
     };
     if matches!(
@@ -1864,14 +1858,17 @@ fn gives_up_pattern(p: &syn::Pat) -> bool {
 /// "stop going round" from a strategy. Leaving with one (`Break(r) => break Ok(r)`) is the
 /// operation's own success, not a bound.
 fn breaks_off(p: &syn::Pat, tail: Option<&Expr>) -> bool {
-    let path = match p {
-        syn::Pat::TupleStruct(t) => &t.path,
-        syn::Pat::Path(p) => &p.path,
-        _ => return false,
-    };
-    let success = matches!(tail, Some(Expr::Return(syn::ExprReturn { expr: Some(v), .. })
-        | Expr::Break(syn::ExprBreak { expr: Some(v), .. })) if super::collect::success_value(v));
-    path.segments.last().is_some_and(|s| s.ident == "Break") && !success
+    variant_of(p).is_some_and(|v| v.ident == "Break") && !tail.is_some_and(exits_with_success)
+}
+
+/// The last segment of the variant a pattern names (`Break` of `ControlFlow::Break(e)`).
+fn variant_of(p: &syn::Pat) -> Option<&syn::PathSegment> {
+    match p {
+        syn::Pat::TupleStruct(t) => t.path.segments.last(),
+        syn::Pat::Path(p) => p.path.segments.last(),
+        syn::Pat::Struct(s) => s.path.segments.last(),
+        _ => None,
+    }
 }
 
 /// The last statement of `b`, if it is an expression.
