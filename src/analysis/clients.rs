@@ -775,6 +775,23 @@ const TIME_WORDS: &[&str] = &[
 /// A duration argument that is not a fixed per-attempt bound: computed from the time left, or
 /// the attempt's own bound handed out by a retry runtime (`attempt.timeout` of
 /// `timeoutlint_retry`'s `Attempt`, already capped by the deadline: the fix this rule suggests).
+/// `e` binds locals of its own (a `let` in a block of a `match` arm, an `if` branch, a block),
+/// outside closures and async blocks, which run later.
+fn binds_inside(e: &Expr) -> bool {
+    struct V(bool);
+    impl<'ast> Visit<'ast> for V {
+        fn visit_local(&mut self, _: &'ast syn::Local) {
+            self.0 = true;
+        }
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+        fn visit_expr_async(&mut self, _: &'ast syn::ExprAsync) {}
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut v = V(false);
+    v.visit_expr(e);
+    v.0
+}
+
 fn not_fixed(arg: &Expr) -> bool {
     struct V(bool);
     impl<'ast> Visit<'ast> for V {
@@ -1239,7 +1256,16 @@ impl<'ast> Summarizer<'_> {
         let mut open: Vec<(usize, Scope<'ast>)> = Vec::new();
         // Nodes that start a deadline wrapper's future -> the end of its subtree.
         let mut bounded: BTreeMap<usize, usize> = BTreeMap::new();
+        // `let client = match cfg { Some(c) => c, None => { let mut b = ..; b = b.timeout(t);
+        // b.build()? } }`: a value made from locals of its own blocks is read once they are
+        // bound, at the first node past its subtree (innermost first).
+        let mut deferred: Vec<(usize, &'ast syn::Local)> = Vec::new();
         for (i, n) in bodies.nodes.iter().enumerate() {
+            while deferred.last().is_some_and(|(end, _)| *end <= i) {
+                if let Some((_, l)) = deferred.pop() {
+                    self.local(l);
+                }
+            }
             while open.last().is_some_and(|(end, _)| *end <= i) {
                 if let Some((_, scope)) = open.pop() {
                     self.close(scope);
@@ -1259,6 +1285,9 @@ impl<'ast> Summarizer<'_> {
                     open.push((end, Scope::Fn(f.block, saved, impl_ty)));
                 }
                 Kind::Named(ident, e) => self.named_value(ident, e),
+                Kind::Local(l) if l.init.as_ref().is_some_and(|i| binds_inside(&i.expr)) => {
+                    deferred.push((end, l));
+                }
                 Kind::Local(l) => self.local(l),
                 Kind::Field(_) | Kind::Decl(_) | Kind::Macro(_) => {}
                 Kind::Expr(e) => {
@@ -1271,6 +1300,9 @@ impl<'ast> Summarizer<'_> {
                     }
                 }
             }
+        }
+        while let Some((_, l)) = deferred.pop() {
+            self.local(l);
         }
         while let Some((_, scope)) = open.pop() {
             self.close(scope);
@@ -1549,6 +1581,43 @@ mod tests {
         assert!(s.bodies.contains_key("f:Api::fetch") && s.bodies.contains_key("f:helper"));
         let timeouts: Vec<&str> = s.timeouts.iter().map(|t| t.duration.as_str()).collect();
         assert_eq!(timeouts, ["Duration::from_secs(5)"]);
+    }
+
+    /// A client built in a `match` arm's block from a builder local of that block flows on
+    /// from the `let` the `match` initialises (read once the block's locals are bound) to the
+    /// constructor it is handed to. Near miss: the arm that takes a client given by the caller
+    /// carries no timeout of this file.
+    #[test]
+    fn a_client_built_in_a_match_arm_flows_from_its_let() {
+        let text = "impl ClientBuilder {
+    fn build(self) -> Client {
+        let client = match self.client {
+            Some(c) => c,
+            None => {
+                let mut b = reqwest::Client::builder();
+                if let Some(t) = self.request_timeout { b = b.timeout(t); }
+                b.build().unwrap()
+            }
+        };
+        Client::from_http_client(client)
+    }
+}";
+        let src = SourceFile::new("s.rs", text);
+        let file = syn::parse_file(text).unwrap();
+        let apis = Apis::builtin();
+        let facts = crate::analysis::analyze(&file, &src, &apis);
+        let s = super::summarize(&file, &src, &apis, &facts);
+        assert_eq!(s.timeouts.len(), 1);
+        let seeded: Vec<&str> = s
+            .flows
+            .iter()
+            .filter(|f| f.srcs.contains(&super::Src::Seed(0)))
+            .map(|f| f.dest.as_str())
+            .collect();
+        assert!(
+            seeded.iter().any(|d| d.contains("from_http_client")),
+            "{seeded:?}"
+        );
     }
 
     #[test]
