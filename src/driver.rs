@@ -654,11 +654,18 @@ fn join_units(
         }
         // The unit's retry wrappers, from every piece: a file that names one is linted again
         // with them known (its calls are retry sites), and gives its summary from that parse.
-        let known: Vec<Wrapper> = unit
+        let mut known: Vec<Wrapper> = unit
             .files
             .iter()
             .flat_map(|&i| results[i].report.wrappers.iter().cloned())
             .collect();
+        // With the functions that hand their operation or request on to one, across files.
+        let delegations: Vec<_> = unit
+            .files
+            .iter()
+            .flat_map(|&i| results[i].report.delegations.iter().cloned())
+            .collect();
+        crate::analysis::wrappers::close(&mut known, &delegations);
         // What the unit's other files answer for the helpers its retry loops call and do not
         // define: a file whose loops asked about one of them is linted again with it known.
         let helpers = unit_helpers(

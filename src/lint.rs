@@ -20,7 +20,7 @@ use crate::analysis;
 use crate::analysis::clients::ClientSummary;
 use crate::analysis::index::CrateIndex;
 use crate::analysis::test_code;
-use crate::analysis::wrappers::Wrapper;
+use crate::analysis::wrappers::{Delegation, Wrapper};
 use crate::analysis::CrateHelpers;
 use crate::base::apis::Apis;
 use crate::base::diagnostic::{Diagnostic, FileError};
@@ -157,6 +157,10 @@ pub struct FileReport {
     /// The retry wrappers the file defines, with their module set ([`analysis::wrappers`]): the
     /// driver lints the crate's files that call one again with them known.
     pub wrappers: Vec<Wrapper>,
+    /// Its functions that hand their callable or request parameter on to a call, with their
+    /// module set: the driver follows them over the crate's wrappers
+    /// ([`analysis::wrappers::close`]).
+    pub delegations: Vec<Delegation>,
     /// Helpers the file's retry loops ask about that the file does not define
     /// ([`analysis::Facts::foreign_callees`]): the driver finds what the crate's files that
     /// define them answer, and lints the file again with it when that is anything.
@@ -169,7 +173,7 @@ impl FileReport {
         diagnostics: Vec<Diagnostic>,
         facts: &analysis::Facts,
         test_code: Vec<Span>,
-        wrappers: Vec<Wrapper>,
+        (wrappers, delegations): (Vec<Wrapper>, Vec<Delegation>),
     ) -> Self {
         // (A name the whole file defines is not foreign: a masked parse that lacked its
         // definition was redone whole, see `lint_parsed`.)
@@ -181,6 +185,7 @@ impl FileReport {
             has_sites: !facts.sites.is_empty(),
             test_code,
             wrappers,
+            delegations,
             foreign,
         }
     }
@@ -354,12 +359,12 @@ fn lint_parsed(src: &SourceFile, config: &Config, pass: Pass) -> FileReport {
     if let Some(text) = &masked {
         // So does a helper a loop asks that the masked text lacks (its decisions may rest on
         // another file's helper, or be one).
+        // And so do a wrapper's callers (a function handing its request on to it is one too).
         let hidden = (facts.hidden_callees.iter())
             .chain(&facts.foreign_callees)
             .any(|n| defines(&src.text, n) && !defines(text, n))
-            || facts
-                .hidden_callers
-                .iter()
+            || (facts.hidden_callers.iter())
+                .chain(facts.wrappers.iter().map(|w| &w.name))
                 .any(|n| mentions(&src.text, n) > mentions(text, n));
         if hidden {
             match parse::parse_text(src, &src.text) {
@@ -378,10 +383,11 @@ fn lint_parsed(src: &SourceFile, config: &Config, pass: Pass) -> FileReport {
             masked = None;
         }
     }
-    let wrappers = placed(src, std::mem::take(&mut facts.wrappers));
+    let (mut wrappers, delegations) = placed(src, &mut facts);
     // Alone, the file is its own crate: its calls of its own wrappers are retry sites. The
     // masking kept only what the rules' words reach, which a wrapper's callers may not be.
     if pass == Pass::Alone && !wrappers.is_empty() {
+        analysis::wrappers::close(&mut wrappers, &delegations);
         if masked.is_some() {
             match parse::parse_text(src, &src.text) {
                 Ok(whole) => {
@@ -419,7 +425,7 @@ fn lint_parsed(src: &SourceFile, config: &Config, pass: Pass) -> FileReport {
     if pass == Pass::Alone {
         finish(src, config, &mut diagnostics, &tests);
     }
-    FileReport::analysed(diagnostics, &facts, tests, wrappers)
+    FileReport::analysed(diagnostics, &facts, tests, (wrappers, delegations))
 }
 
 fn ident_char(c: char) -> bool {
@@ -456,13 +462,21 @@ pub fn defines(text: &str, name: &str) -> bool {
     })
 }
 
-/// Wrappers found in `src`, with the module and file that name them.
-fn placed(src: &SourceFile, mut wrappers: Vec<Wrapper>) -> Vec<Wrapper> {
+/// The wrappers and delegations found in `src` (taken from `facts`), with the module and file
+/// that name them.
+fn placed(src: &SourceFile, facts: &mut analysis::Facts) -> (Vec<Wrapper>, Vec<Delegation>) {
+    let module = analysis::wrappers::module_of_path(&src.path);
+    let mut wrappers = std::mem::take(&mut facts.wrappers);
     for w in &mut wrappers {
-        w.module = Some(analysis::wrappers::module_of_path(&src.path));
+        w.module = Some(module.clone());
         w.file = Some(src.path.clone());
     }
-    wrappers
+    let mut delegations = std::mem::take(&mut facts.delegations);
+    for d in &mut delegations {
+        d.module = Some(module.clone());
+        d.file = Some(src.path.clone());
+    }
+    (wrappers, delegations)
 }
 
 /// A file of a crate whose retry wrappers (`known`, from every file's pass one) it may call,
@@ -482,7 +496,7 @@ pub fn relint_with_crate(
         let summarize = config.words.may_match(&src.text, Groups::CRATE);
         let (mut facts, summary) =
             analysis::analyze_summarized(ast, src, &config.apis, known, helpers, summarize);
-        let wrappers = placed(src, std::mem::take(&mut facts.wrappers));
+        let placed = placed(src, &mut facts);
         let cx = Context {
             src,
             ast,
@@ -492,7 +506,7 @@ pub fn relint_with_crate(
         let mut diagnostics = rules::file_findings(&cx, &config.rules);
         drop_fixes_in_macros(ast, src, &mut diagnostics);
         let summary = summary.filter(|s| !s.is_empty());
-        let report = FileReport::analysed(diagnostics, &facts, tests, wrappers);
+        let report = FileReport::analysed(diagnostics, &facts, tests, placed);
         Ok((report, summary))
     })
 }

@@ -18,7 +18,7 @@ use super::optional_cap::{self as opt, OptLocal};
 use super::rounds::{CrateHelpers, FlagEnd};
 use super::strategy::{self, Reading};
 use super::words::{ident_words_of, words_of};
-use super::wrappers::{self, Wrapper};
+use super::wrappers::{self, Callee, Delegation, Takes, Wrapper};
 use super::{
     span_of, CancelSource, Cap, Deadline, Facts, FnKind, Function, Imports, RetrySite, SiteKind,
     Sleep,
@@ -223,6 +223,10 @@ pub(super) fn run(
     facts
 }
 
+/// A parameter a wrapper may be handed: its name, its position among the caller's arguments,
+/// and what it is (a callable or a request).
+type HandedParam = (String, usize, Takes);
+
 struct Collector<'a> {
     src: &'a SourceFile,
     apis: &'a Apis,
@@ -279,9 +283,9 @@ struct Collector<'a> {
     /// The crate's retry wrappers known so far (the driver's, from pass one): their calls are
     /// retry sites ([`wrappers`]).
     known: &'a [Wrapper],
-    /// Per item function: its callable parameters (name, argument position) and whether it
-    /// takes `self`, for finding the wrappers this file defines.
-    callables: HashMap<usize, (Vec<(String, usize)>, bool)>,
+    /// Per item function: its callable and request parameters (name, argument position, which)
+    /// and whether it takes `self`, for finding the wrappers this file defines.
+    callables: HashMap<usize, (Vec<HandedParam>, bool)>,
     /// Inside an `impl Trait for T`: its methods are reachable through the trait.
     in_trait_impl: bool,
     /// The file's private item functions (no `pub`, not a trait's method): every call of one
@@ -528,7 +532,18 @@ impl Collector<'_> {
         if !instants.is_empty() {
             self.instant_params.insert(idx, instants);
         }
-        let callables = wrappers::callable_params(sig);
+        let request_types = &self.apis.clients.request_types;
+        let callables: Vec<(String, usize, Takes)> = wrappers::callable_params(sig)
+            .into_iter()
+            .map(|(n, p)| (n, p, Takes::Callable))
+            .chain(
+                wrappers::request_params(sig, |p| {
+                    self.resolve(p).iter().any(|r| request_types.contains(r))
+                })
+                .into_iter()
+                .map(|(n, p)| (n, p, Takes::Request)),
+            )
+            .collect();
         if !callables.is_empty() {
             self.callables
                 .insert(idx, (callables, wrappers::takes_self(sig)));
@@ -537,9 +552,10 @@ impl Collector<'_> {
         self.note_single_stmt(idx, block);
     }
 
-    /// `name` is a callable parameter of the innermost item function and the innermost retry
-    /// site (inside that function) repeats it: the function is a retry wrapper.
-    fn note_wrapper(&mut self, name: &str) {
+    /// `name` is a callable (or request) parameter of the innermost item function and the
+    /// innermost retry site (inside that function) repeats it (or uses it): the function is a
+    /// retry wrapper.
+    fn note_wrapper(&mut self, name: &str, takes: Takes) {
         let Some(&site) = self.site_stack.last() else {
             return;
         };
@@ -554,7 +570,7 @@ impl Collector<'_> {
         let Some((params, method)) = self.callables.get(&f) else {
             return;
         };
-        let Some(&(_, param)) = params.iter().find(|(n, _)| n == name) else {
+        let Some(&(_, param, _)) = params.iter().find(|(n, _, t)| n == name && *t == takes) else {
             return;
         };
         let function = &self.facts.functions[f];
@@ -576,6 +592,7 @@ impl Collector<'_> {
             owner,
             method: *method,
             param,
+            takes,
             cap: s.cap.clone(),
             deadline: s.deadline.is_some(),
             checks_cancel: s.checks_cancel,
@@ -588,6 +605,62 @@ impl Collector<'_> {
         });
     }
 
+    /// The call names the innermost item function's callable or request parameter among its
+    /// arguments (`send_with_retries(req)`, `self.retry(&op)`): if the call names a wrapper at
+    /// that position, the function is a wrapper too ([`wrappers::close`]).
+    fn note_delegation(
+        &mut self,
+        callee: impl FnOnce(&Self) -> Callee,
+        args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>,
+    ) {
+        let Some(&f) = self
+            .fn_stack
+            .iter()
+            .rev()
+            .find(|&&f| self.facts.functions[f].kind == FnKind::Item)
+        else {
+            return;
+        };
+        let Some((params, method)) = self.callables.get(&f) else {
+            return;
+        };
+        let found = args.iter().enumerate().find_map(|(arg, a)| {
+            let mut a = a;
+            while let Expr::Reference(r) = a {
+                a = &r.expr;
+            }
+            let Expr::Path(p) = a else { return None };
+            let id = p.path.get_ident()?;
+            params
+                .iter()
+                .find(|(n, _, _)| id == n)
+                .map(|&(_, param, takes)| (arg, param, takes))
+        });
+        let Some((arg, param, takes)) = found else {
+            return;
+        };
+        let method = *method;
+        let d = Delegation {
+            name: self.facts.functions[f].name.clone(),
+            owner: self
+                .fn_impls
+                .get(&f)
+                .cloned()
+                .flatten()
+                .filter(|t| !t.is_empty()),
+            method,
+            param,
+            takes,
+            callee: callee(self),
+            arg,
+            module: None,
+            file: None,
+        };
+        if !self.facts.delegations.contains(&d) {
+            self.facts.delegations.push(d);
+        }
+    }
+
     /// A call of one of the crate's retry wrappers: a retry site around the call, bounded the
     /// way the wrapper's loop is (its sleeps are the wrapper's, reported there), entered: the
     /// caller pops it once the call is visited.
@@ -596,7 +669,12 @@ impl Collector<'_> {
         w: &Wrapper,
         anchor: proc_macro2::Span,
         whole: proc_macro2::Span,
+        args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>,
     ) {
+        let resends = (w.takes == Takes::Request)
+            .then(|| args.iter().nth(w.param))
+            .flatten()
+            .map(|a| self.span(a.span()));
         let deadline =
             (w.deadline || self.deadline > 0 || self.raced > 0).then_some(Deadline::Outer);
         let (anchor, span) = (self.span(anchor), self.span(whole));
@@ -617,6 +695,7 @@ impl Collector<'_> {
             classifies: w.classifies,
             status_only: false,
             clock_checked: false,
+            resends,
         });
         self.site_stack.push(site);
     }
@@ -760,6 +839,7 @@ impl Collector<'_> {
             classifies: false,
             status_only: false,
             clock_checked: false,
+            resends: None,
         });
         self.site_stack.push(s);
         true
@@ -1094,6 +1174,7 @@ impl Collector<'_> {
             classifies: false,
             status_only: false,
             clock_checked: scan.clock_call,
+            resends: None,
         };
         Some(self.add_site(site))
     }
@@ -1139,6 +1220,7 @@ impl Collector<'_> {
             classifies: false,
             status_only,
             clock_checked: false,
+            resends: None,
         })
     }
 
@@ -1391,6 +1473,17 @@ impl<'ast> Visit<'ast> for Collector<'_> {
         self.in_site(site, |v| visit::visit_expr_for_loop(v, e));
     }
 
+    /// A request parameter used inside a retry site of its function is sent again on every
+    /// attempt: the function is a wrapper ([`Takes::Request`]).
+    fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+        if !self.site_stack.is_empty() {
+            if let Some(id) = p.path.get_ident() {
+                self.note_wrapper(&id.to_string(), Takes::Request);
+            }
+        }
+        visit::visit_expr_path(self, p);
+    }
+
     fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
         let callee = match &*call.func {
             Expr::Paren(p) => &*p.expr,
@@ -1398,7 +1491,7 @@ impl<'ast> Visit<'ast> for Collector<'_> {
         };
         if let Expr::Path(p) = callee {
             if let Some(id) = p.path.get_ident() {
-                self.note_wrapper(&id.to_string());
+                self.note_wrapper(&id.to_string(), Takes::Callable);
             }
             if let Some(last) = p.path.segments.last() {
                 // Only a call inside a site can be a site's wait ([`helper_waits`]).
@@ -1420,11 +1513,19 @@ impl<'ast> Visit<'ast> for Collector<'_> {
                 .filter(|w| call.args.len() > w.param)
                 .cloned();
         if let Some(w) = wrapper {
-            self.enter_wrapper_site(&w, call.func.span(), call.span());
+            self.enter_wrapper_site(&w, call.func.span(), call.span(), &call.args);
             visit::visit_expr_call(self, call);
             self.site_stack.pop();
             return;
         }
+        self.note_delegation(
+            |v| Callee::Path {
+                local: segs.len() == 1 && segs.last().is_some_and(|l| v.imports.is_local(l)),
+                candidates: v.resolve(&p.path),
+                segments: segs.clone(),
+            },
+            &call.args,
+        );
         let last = segs.last().cloned().unwrap_or_default();
         let candidates = self.resolve(&p.path);
         let local = segs.len() == 1 && self.imports.is_local(&last);
@@ -1512,7 +1613,7 @@ impl<'ast> Visit<'ast> for Collector<'_> {
                 for a in &call.args {
                     if let Expr::Path(p) = a {
                         if let Some(id) = p.path.get_ident() {
-                            self.note_wrapper(&id.to_string());
+                            self.note_wrapper(&id.to_string(), Takes::Callable);
                         }
                     }
                 }
@@ -1561,11 +1662,18 @@ impl<'ast> Visit<'ast> for Collector<'_> {
             .filter(|w| m.args.len() > w.param)
             .cloned();
         if let Some(w) = wrapper {
-            self.enter_wrapper_site(&w, m.method.span(), m.span());
+            self.enter_wrapper_site(&w, m.method.span(), m.span(), &m.args);
             visit::visit_expr_method_call(self, m);
             self.site_stack.pop();
             return;
         }
+        self.note_delegation(
+            |_| Callee::Method {
+                name: name.clone(),
+                on_self,
+            },
+            &m.args,
+        );
         let combinator = self
             .apis
             .retry
@@ -2836,11 +2944,17 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
         if let Some((_, g)) = &a.guard {
             self.condition(g);
         }
-        let success = success_pattern(&a.pat);
+        // `Ok(r) if r.status().is_server_error() => sleep`: an answer with a failing status is
+        // a failure path, whatever the pattern.
+        let failed_status = a
+            .guard
+            .as_ref()
+            .is_some_and(|(_, g)| super::status::guard_fails(g));
+        let success = success_pattern(&a.pat) && !failed_status;
         // `other => return other` after an `Err(..)` arm leaves on success and on failure alike.
         let catch_all =
             matches!(&a.pat, Pat::Wild(_)) || matches!(&a.pat, Pat::Ident(i) if i.subpat.is_none());
-        let failure = is_err_pattern(&a.pat);
+        let failure = is_err_pattern(&a.pat) || failed_status;
         if failure {
             self.err_path_at(a.body.span());
         }
@@ -2918,6 +3032,9 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
 
     fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
         use syn::BinOp::{AddAssign, Eq, Ge, Gt, Le, Lt, Ne, SubAssign};
+        if super::status::tests_status(b) {
+            self.err_path = true;
+        }
         match b.op {
             Lt(_) | Le(_) | Gt(_) | Ge(_) | Eq(_) | Ne(_) => {
                 let mut words = words_of(&*b.left);
@@ -2970,9 +3087,13 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
         let name = m.method.to_string();
         match name.as_str() {
-            "is_err" | "is_ok" | "is_success" | "is_some" | "is_none" | "ok" | "err" => {
+            // The outcome of an attempt tested; an HTTP status class is one too (RULES: a
+            // retryable status is a failure path).
+            "is_err" | "is_ok" | "is_success" | "is_some" | "is_none" | "ok" | "err"
+            | "is_server_error" | "is_client_error" => {
                 self.err_path = true;
             }
+            _ if super::status::looks_up_status(m) => self.err_path = true,
             "tick" => self.has_tick = true,
             // `Future::poll` takes the task's `Context`; a consumer's `poll(timeout)` is a read.
             "poll"

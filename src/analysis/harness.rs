@@ -228,6 +228,88 @@ mod tests {
         ");
     }
 
+    /// An answer whose status is a failure is a failure path though its pattern is `Ok`
+    /// (RULES: "a retryable status"): the loop retrying 5xx and a listed status forever is a
+    /// site. Near miss: a periodic health check that only logs the failing status.
+    #[test]
+    fn an_ok_answer_with_a_failing_status_goes_round() {
+        insta::assert_snapshot!(check(
+            "async fn f() {
+    loop {
+        match client.get(url).send().await {
+            Ok(r) if r.status().is_server_error() => tokio::time::sleep(D).await,
+            other => return other,
+        }
+    }
+}
+async fn g() {
+    loop {
+        let r = client.get(url).send().await?;
+        if RETRY_CODES.contains(&r.status()) { tokio::time::sleep(D).await; continue; }
+        return Ok(r);
+    }
+}
+async fn h() {
+    loop {
+        interval.tick().await;
+        match client.get(url).send().await {
+            Ok(r) if r.status().is_server_error() => warn!(\"down\"),
+            _ => {}
+        }
+    }
+}"
+        ), @r"
+        site #0 2:5 loop cap=none deadline=- exits-on-failure ungated-round=7:5
+        site #1 10:5 loop cap=none deadline=- exits-on-failure ungated-round=12:77
+        sleep 4:54 tokio::time::sleep(D) site=#0
+        sleep 12:48 tokio::time::sleep(D) site=#1
+        fixed-delay 4:54 site=#0
+        fixed-delay 12:48 site=#1
+        asks-crate is_server_error
+        asks-crate status
+        ");
+    }
+
+    /// A classifying test bound to a local first (`let can_retry = is_retryable(status) && ..;
+    /// if !can_retry { return Err(..) }`) decides which statuses go round: no status finding for
+    /// the loop (#0). Near miss (#1): a bound success test decides nothing by itself, and the
+    /// loop's `!status.is_success()` going round is still the finding.
+    #[test]
+    fn a_status_test_bound_to_a_local_classifies() {
+        insta::assert_snapshot!(check(
+            "fn send(c: &Client) -> R {
+    let mut n = 0;
+    loop {
+        let res = c.get(U).send()?;
+        let status = res.status();
+        if status.is_success() { return Ok(res); }
+        let can_retry = is_status_retryable(status) && n < MAX;
+        if !can_retry { return Err(E::Status(status)); }
+        n += 1;
+        std::thread::sleep(D);
+    }
+}
+fn poll(c: &Client) -> R {
+    let mut n = 0;
+    loop {
+        let res = c.get(U).send()?;
+        let fine = n > MAX;
+        if fine { return Err(E::Gave); }
+        if !res.status().is_success() { n += 1; std::thread::sleep(D); continue; }
+        return Ok(res);
+    }
+}"
+        ), @r"
+        site #0 3:5 loop cap=symbolic deadline=- exits-on-failure
+        site #1 15:5 loop cap=symbolic deadline=- exits-on-failure
+        sleep 10:9 std::thread::sleep(D) site=#0 blocking
+        sleep 19:49 std::thread::sleep(D) site=#1 blocking
+        status 19:12 site=#1
+        fixed-delay 10:9 site=#0
+        fixed-delay 19:49 site=#1
+        ");
+    }
+
     /// A heartbeat pings again after a pong and stops at the first error: no failure goes
     /// round, so it is no retry site (pingora's H2 ping loop), and its sleep is at none.
     #[test]

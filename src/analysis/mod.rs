@@ -69,6 +69,9 @@ pub struct Facts {
     pub nested_retries: Vec<NestedRetry>,
     /// Functions of this file that retry the callable they are given ([`wrappers`]).
     pub wrappers: Vec<wrappers::Wrapper>,
+    /// Functions of this file that hand their callable or request parameter on to another call
+    /// (a wrapper, perhaps of another file: [`wrappers::close`]).
+    pub delegations: Vec<wrappers::Delegation>,
     /// Names whose definition elsewhere in the file could change these facts: helpers a retry
     /// loop asks whether to go on that the parsed text does not define (a helper that decides
     /// on a bound is the loop's gate). A run that parsed a masked text parses the whole file
@@ -346,6 +349,9 @@ pub struct RetrySite {
     /// apart from [`Self::deadline`], which bounds every way round: the helper bounds only the
     /// ways that call it, and the ways round are judged one by one.
     pub clock_checked: bool,
+    /// A call of a wrapper that re-sends a request ([`wrappers::Takes::Request`]): the argument
+    /// holding the request it sends on every attempt.
+    pub resends: Option<Span>,
 }
 
 /// One call of a known sleep.

@@ -8,7 +8,10 @@
 //! A client wrapped in a retrying middleware (`reqwest-retry`) and a tower retry `Policy` over
 //! HTTP requests are retry sites of their own. A request in a loop's `return` runs once, on
 //! the way out, and is never re-sent; a `self.f()` call reaches the `f` of its own `impl`, not
-//! another type's `f` of the file. Values are
+//! another type's `f` of the file, and `self.post(..)` where that `impl` defines `post` is a
+//! call of the helper, not a request builder. A request handed to a call of a crate wrapper
+//! that re-sends what it is given (perhaps of another file: [`super::RetrySite::resends`]) is
+//! re-sent by that call. Values are
 //! followed by name within a function: the latest `let` of a name before its use is its value.
 //! A method that is a parameter (`request(method.clone(), url)`) is what the file's callers hand
 //! that parameter, followed up through their own parameters a few calls.
@@ -347,6 +350,9 @@ struct RawWrite {
     /// a request built inside the retry site is re-sent with it (through a helper, the site's
     /// own call passes the method, and that call is the write).
     handed_in: Option<Span>,
+    /// `self.post(..)` inside an `impl`: the type, for when that impl defines its own `post`
+    /// (a helper that builds and sends the request, which is where the write is).
+    on_self_of: Option<String>,
 }
 
 struct HeaderSet {
@@ -620,6 +626,7 @@ impl<'a> Scan<'a> {
                         method: m.to_ascii_uppercase(),
                         base: None,
                         handed_in: Some(*at),
+                        on_self_of: None,
                     });
                 }
             }
@@ -1005,6 +1012,7 @@ impl<'ast> Scan<'_> {
                     method: last.to_ascii_uppercase(),
                     base: None,
                     handed_in: None,
+                    on_self_of: None,
                 });
             }
             if self.apis.bodies.sinks.contains(&last) {
@@ -1023,6 +1031,7 @@ impl<'ast> Scan<'_> {
                         method: m.to_ascii_uppercase(),
                         base: None,
                         handed_in: None,
+                        on_self_of: None,
                     });
                 }
             }
@@ -1033,7 +1042,8 @@ impl<'ast> Scan<'_> {
         let name = m.method.to_string();
         let on_self = matches!(strip(&m.receiver), Expr::Path(p) if p.path.is_ident("self"));
         let own = on_self.then(|| self.impl_type()).flatten();
-        self.calls.push((name.clone(), self.span(m.span()), own));
+        self.calls
+            .push((name.clone(), self.span(m.span()), own.clone()));
         if on_self {
             self.handoffs.push(Handoff {
                 name: name.clone(),
@@ -1054,6 +1064,7 @@ impl<'ast> Scan<'_> {
                 method: name.to_ascii_uppercase(),
                 base: base.clone(),
                 handed_in: None,
+                on_self_of: own.clone(),
             });
         }
         if matches!(name.as_str(), "request" | "method") {
@@ -1073,6 +1084,7 @@ impl<'ast> Scan<'_> {
                     method: meth.to_ascii_uppercase(),
                     base: base.clone(),
                     handed_in: None,
+                    on_self_of: None,
                 });
             }
         }
@@ -1222,6 +1234,8 @@ struct Region {
     looped: bool,
     /// The whole retry site (for failure-path tests); the policy fn for policies.
     site: Span,
+    /// A call of a wrapper that re-sends a request: the argument holding it.
+    resends: Option<Span>,
 }
 
 fn regions(facts: &Facts, scan: &Scan, src: &SourceFile) -> Vec<Region> {
@@ -1232,6 +1246,7 @@ fn regions(facts: &Facts, scan: &Scan, src: &SourceFile) -> Vec<Region> {
             anchor: s.anchor,
             looped: matches!(s.kind, SiteKind::Loop | SiteKind::While | SiteKind::For),
             site: s.span,
+            resends: s.resends,
         });
         if matches!(s.kind, SiteKind::Combinator(_) | SiteKind::Wrapper(_)) {
             let text = src.slice(s.span);
@@ -1242,6 +1257,7 @@ fn regions(facts: &Facts, scan: &Scan, src: &SourceFile) -> Vec<Region> {
                         anchor: s.anchor,
                         looped: false,
                         site: *span,
+                        resends: None,
                     });
                 }
             }
@@ -1254,6 +1270,7 @@ fn regions(facts: &Facts, scan: &Scan, src: &SourceFile) -> Vec<Region> {
                 anchor: p.retry_name,
                 looped: false,
                 site: p.retry_fn,
+                resends: None,
             });
         }
     }
@@ -1376,6 +1393,11 @@ impl Resolve<'_> {
     fn writes(&self) -> Vec<Write> {
         let mut out: Vec<Write> = Vec::new();
         for w in &self.scan.writes {
+            // `self.post(path, &msg)` calls the impl's own `post`: the request it sends is
+            // built in there, and judged there (through the helper call).
+            if self.own_call(w) {
+                continue;
+            }
             let Some((retry, via, region)) = self.reach(w) else {
                 continue;
             };
@@ -1454,6 +1476,14 @@ impl Resolve<'_> {
         out
     }
 
+    /// `self.post(..)` where the impl defines its own `post`: a call of that helper, no write.
+    fn own_call(&self, w: &RawWrite) -> bool {
+        w.on_self_of.is_some()
+            && self.scan.items.iter().any(|i| {
+                i.receiver && i.owner == w.on_self_of && w.method.eq_ignore_ascii_case(&i.name)
+            })
+    }
+
     /// How a retry reaches a write: (retry anchor, via, the region to search for keys/gates).
     fn reach(&self, w: &RawWrite) -> Option<(Span, Via, Span)> {
         if let Some(r) = self.innermost(w.span) {
@@ -1471,7 +1501,11 @@ impl Resolve<'_> {
                     && r.span.contains(*call)
                     && !self.on_the_way_out(r, *call)
                     && !helper.span.contains(r.span)
-                    && !self.scan.writes.iter().any(|x| call.contains(x.span))
+                    && !self
+                        .scan
+                        .writes
+                        .iter()
+                        .any(|x| call.contains(x.span) && !self.own_call(x))
                 {
                     return Some((r.anchor, Via::Helper(*call), r.span));
                 }
@@ -1542,7 +1576,17 @@ impl Resolve<'_> {
                 }
             }
         }
-        None
+        // A call of a crate wrapper that re-sends the request it is handed, whose loop is in
+        // another file (in this one, the loop was found above): the site is the call.
+        self.regions
+            .iter()
+            .find(|r| {
+                r.resends.is_some_and(|a| {
+                    caller.span.contains(a)
+                        && (a.contains(w.span) || (a.start > w.span.start && names_local(a)))
+                })
+            })
+            .map(|r| (r.anchor, Via::Caller(r.site), r.span))
     }
 
     /// The key the write carries: a header set in its function or the site, whose value (or the
@@ -2029,6 +2073,41 @@ POST site key-outside gated=false `post(\"f\")`"
     /// sends that parameter is re-sent by it, with the caller's key and the site's gates; one
     /// handed to a function that only sends it once is not. A method constant handed in is
     /// reported once, at the request the callee builds with it.
+    /// `self.post(path, &msg)` in the loop calls the impl's own `post`, which builds the request:
+    /// the write is the `.post(` in there, reached through the helper call. Near miss: an impl
+    /// with no `post` of its own, whose `self.post(..)` is the request builder's.
+    #[test]
+    fn a_call_of_the_impls_own_post_is_the_helper_not_the_write() {
+        let got = check(
+            "impl Sender {
+                fn send(&self, m: &Msg) -> R {
+                    loop {
+                        match self.post(PATH, m) {
+                            Ok(r) if r.status().is_success() => return Ok(()),
+                            _ => std::thread::sleep(D),
+                        }
+                    }
+                }
+                fn post(&self, path: &str, m: &Msg) -> reqwest::Result<Response> {
+                    self.client.post(format!(\"{}{path}\", self.base)).json(m).send()
+                }
+            }
+            impl Client {
+                async fn create(&self, m: &Msg) -> R {
+                    loop {
+                        if let Ok(r) = self.post(URL).json(m).send().await { return Ok(r); }
+                        tokio::time::sleep(D).await;
+                    }
+                }
+            }",
+        );
+        assert_eq!(
+            got,
+            "POST helper no-key gated=false `post(format!(\"{}{path}\", self.base))`
+POST site no-key gated=false `post(URL)`"
+        );
+    }
+
     #[test]
     fn a_request_handed_to_a_retrying_helper() {
         let got = check(

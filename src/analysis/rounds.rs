@@ -27,7 +27,8 @@
 //!
 //! The same walk tells whether any way round follows a failure at all. A path is a known success
 //! from an explicit success test (`Ok(_)` arm, `if r.is_ok()`) until the next decision the words
-//! do not classify; a loop whose every way round is a known success repeats work that went well
+//! do not classify; an `Ok` arm whose guard tests for a failure (`Ok(r) if
+//! r.status().is_server_error()`) is a failure path, not a success; a loop whose every way round is a known success repeats work that went well
 //! (a heartbeat's next ping) and is no retry site ([`Flow::only_after_success`]).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -1663,8 +1664,9 @@ impl Walk<'_, '_> {
                 _ => entry.undecide(),
             };
             // `Err(e) => match again().await { Ok(r) => r, .. }`: a later attempt that succeeded
-            // and hands its value on has recovered the path; it goes on as a success.
-            if outcome == Some(Outcome::Success) && yields_value(&a.body) {
+            // and hands its value on has recovered the path; it goes on as a success. Not an
+            // `Ok` whose guard found a failure (`Ok(r) if r.status().is_server_error()`).
+            if outcome == Some(Outcome::Success) && !failed && yields_value(&a.body) {
                 entry = entry.recover();
             }
             let depth = self.armed.len();
@@ -1800,6 +1802,14 @@ fn outcome_test(cond: &Expr) -> Option<Outcome> {
                     Outcome::Failure
                 } else {
                     Outcome::Success
+                });
+            }
+            // `status.is_server_error()`, `e.is_timeout()`: a test named for a failure.
+            if name.iter().any(|n| FAILURE_WORDS.contains(&n.as_str())) {
+                return Some(if negated {
+                    Outcome::Success
+                } else {
+                    Outcome::Failure
                 });
             }
         }
@@ -1971,6 +1981,21 @@ mod tests {
         let mut out = Vec::new();
         Loops(&apis, &mut out).visit_item_fn(&f);
         out.join(",")
+    }
+
+    /// An `Ok` answer whose guard finds a failing status (`Ok(r) if r.status().is_server_error()`)
+    /// is a failure that goes round (line 7, the body's end), not a success handing its value on.
+    #[test]
+    fn an_ok_answer_with_a_failing_status_goes_round_as_a_failure() {
+        let src = "fn f() {
+            loop {
+                match c.get(u).send().await {
+                    Ok(r) if r.status().is_server_error() => tokio::time::sleep(d).await,
+                    other => return other,
+                }
+            }
+        }";
+        assert_eq!(check(src), "7");
     }
 
     #[test]

@@ -23,7 +23,10 @@
 //!
 //! A decision in a condition or a `match` scrutinee that is handed the status
 //! (`match strategy.test(last_status, tries)`) classifies it where this file cannot see: the site
-//! is not judged.
+//! is not judged. So does a classifying test bound to a local first and tested later
+//! (`let can_retry = is_status_retryable(status) && n < max; if !can_retry { return Err(..) }`);
+//! a bound success test (`let ok = s.is_success();`) is not expanded: what a branch on it
+//! decides may be someone else's verdict (a delegate's `Retry::After`).
 //!
 //! Deliberately absent: error types classified elsewhere (a site that retries every `Err` with no
 //! status test in sight is not judged here: its error may already be classified), helpers in
@@ -416,6 +419,10 @@ struct Scan {
     /// (`.map_err(backoff::Error::transient)`): every non-success status is retried, whatever
     /// other errors of the operation are marked permanent. Where it is marked.
     status_transient: Option<proc_macro2::Span>,
+    /// Booleans bound from a classifying status test (`let can_retry = is_retryable(status) &&
+    /// n < max;`):
+    /// a later `if !can_retry { return Err(..) }` decides by that test.
+    tests: HashMap<String, Expr>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -453,6 +460,29 @@ impl Scan {
             }
         }
         !had_exit && self.success_exit.is_some()
+    }
+
+    /// `can_retry` or `!can_retry` bound from a status test ([`Self::tests`]): that test.
+    fn expand(&self, cond: &Expr) -> Expr {
+        let named = |e: &Expr| match e {
+            Expr::Path(p) => p
+                .path
+                .get_ident()
+                .and_then(|i| self.tests.get(&i.to_string())),
+            _ => None,
+        };
+        match cond {
+            Expr::Unary(u) if matches!(u.op, UnOp::Not(_)) => match named(&u.expr) {
+                Some(t) => Expr::Unary(syn::ExprUnary {
+                    attrs: Vec::new(),
+                    op: u.op,
+                    // The bound test's own spans, so a finding points at it.
+                    expr: Box::new(t.clone()),
+                }),
+                None => cond.clone(),
+            },
+            c => named(c).cloned().unwrap_or_else(|| c.clone()),
+        }
     }
 
     fn error_return(&mut self, at: proc_macro2::Span) {
@@ -559,9 +589,25 @@ impl<'ast> Visit<'ast> for Scan {
         }
     }
 
+    fn visit_local(&mut self, l: &'ast syn::Local) {
+        if let (syn::Pat::Ident(id), Some(init)) = (&l.pat, &l.init) {
+            // Only a test that classifies: a bound success test (`let ok = s.is_success();`)
+            // guards what a later branch decides by other means (a delegate's verdict).
+            if init.diverge.is_none()
+                && (classes(&init.expr).iter().any(|c| c.0 != Class::Success)
+                    || asks_with_status(&init.expr))
+            {
+                self.tests
+                    .insert(id.ident.to_string(), (*init.expr).clone());
+            }
+        }
+        visit::visit_local(self, l);
+    }
+
     fn visit_expr_if(&mut self, i: &'ast syn::ExprIf) {
-        self.classified |= asks_with_status(&i.cond);
-        if self.branch(&i.cond, &i.then_branch) {
+        let cond = self.expand(&i.cond);
+        self.classified |= asks_with_status(&cond);
+        if self.branch(&cond, &i.then_branch) {
             let to = self.block_ends.last().copied().unwrap_or((usize::MAX, 0));
             self.success_rest = Some((end_of(i.then_branch.span()), to));
         }
@@ -839,6 +885,43 @@ fn word_class(name: &str) -> Option<Class> {
     } else {
         None
     }
+}
+
+/// `cond` tests an HTTP status against a class (`resp.status() == StatusCode::BAD_GATEWAY`,
+/// `code >= 500`, `RETRY_CODES.contains(&r.status())`): the attempt's outcome, so a branch
+/// on it is a failure path when the status is not a success. The value compared must be named
+/// as a status or a code, so `len >= 500` is no status test.
+pub(super) fn tests_status(b: &syn::ExprBinary) -> bool {
+    use syn::BinOp::{Eq, Ge, Gt, Le, Lt, Ne};
+    if !matches!(b.op, Eq(_) | Ne(_) | Ge(_) | Gt(_) | Le(_) | Lt(_)) {
+        return false;
+    }
+    let named = |e: &Expr| {
+        let w = ident_words_of(e);
+        w.contains("status") || w.contains("code")
+    };
+    (status_class(&b.right).is_some() && named(&b.left))
+        || (status_class(&b.left).is_some() && named(&b.right))
+}
+
+/// A match guard that tests for a status other than success (`Ok(r) if r.status().is_server_error()`,
+/// `Ok(r) if !r.status().is_success()`): its arm is a failure path though its pattern is `Ok`.
+pub(super) fn guard_fails(guard: &Expr) -> bool {
+    classes(guard)
+        .iter()
+        .any(|&(c, _, negated)| (c == Class::Success) == negated)
+}
+
+/// `codes.contains(&resp.status())`: a status looked up in a list of (retryable) statuses.
+pub(super) fn looks_up_status(m: &syn::ExprMethodCall) -> bool {
+    m.method == "contains"
+        && m.args.iter().any(|a| {
+            let mut a = a;
+            while let Expr::Reference(r) = a {
+                a = &r.expr;
+            }
+            matches!(a, Expr::MethodCall(s) if s.method == "status")
+        })
 }
 
 /// The class of a status literal or constant.

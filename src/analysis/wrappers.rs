@@ -8,7 +8,14 @@
 //!
 //! A **wrapper** is a function or method with a callable parameter (a generic bounded by `Fn*`
 //! or `AsyncFn*`, `impl Fn*`, `&dyn Fn*`, `Box<dyn Fn*>`) that one of its own retry sites calls
-//! (`f()`, `(f)()`, `f.call(..)`) or hands to a retry combinator (`backoff::retry(policy, f)`).
+//! (`f()`, `(f)()`, `f.call(..)`) or hands to a retry combinator (`backoff::retry(policy, f)`),
+//! or with a request parameter (a type of `[clients] request_types`: `RequestBuilder`) that one
+//! of its own retry sites uses (`for .. { req.try_clone()?.send() }`): every call re-sends the
+//! request its caller built ([`Takes`]). A function that hands its own callable or request
+//! parameter on to a wrapper, at the wrapper's position, is a wrapper too (`fn send(req) {
+//! send_with_retries(req) }`): each file records these hand-offs ([`Delegation`]) and
+//! [`close`] follows them over the crate's wrappers, so a chain of helpers across files is
+//! seen from its outermost caller.
 //! The collector finds wrappers while it walks a file ([`Wrapper`]); the driver gathers a
 //! crate's wrappers after pass one and lints the files that name one again with them, and the
 //! collector then makes each call of a wrapper a retry site of kind
@@ -36,8 +43,11 @@ pub struct Wrapper {
     pub owner: Option<String>,
     /// It takes `self` (called as a method).
     pub method: bool,
-    /// Position of the callable among the arguments a caller writes (`self` not counted).
+    /// Position of the callable or request among the arguments a caller writes (`self` not
+    /// counted).
     pub param: usize,
+    /// What it is handed to repeat.
+    pub takes: Takes,
     /// The attempt cap of the loop that retries it.
     pub cap: Cap,
     /// The loop has a time bound (a deadline check, or it runs under a deadline wrapper).
@@ -61,6 +71,49 @@ pub struct Wrapper {
     pub module: Option<String>,
     /// Display path of the defining file (set with `module`).
     pub file: Option<String>,
+}
+
+/// What a wrapper repeats: the operation a caller hands it, or the request a caller built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Takes {
+    /// A closure or function it calls once per attempt.
+    Callable,
+    /// A request it sends once per attempt (cloning it, or rebuilding from it).
+    Request,
+}
+
+/// A function that hands its own callable or request parameter to another call: if that call
+/// names a wrapper at the same position, the function is a wrapper too ([`close`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delegation {
+    /// The handing function: its name, `impl` type, whether it takes `self`, the position of
+    /// its parameter among its callers' arguments and what that parameter is.
+    pub name: String,
+    pub owner: Option<String>,
+    pub method: bool,
+    pub param: usize,
+    pub takes: Takes,
+    /// The call it hands the parameter to.
+    pub callee: Callee,
+    /// The parameter's position among that call's arguments (`self` not counted).
+    pub arg: usize,
+    /// Set by the driver with the wrappers' (see [`Wrapper::module`]).
+    pub module: Option<String>,
+    pub file: Option<String>,
+}
+
+/// How a delegation names its callee, resolved as far as the calling file's `use` table goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Callee {
+    /// `f(..)`, `module::f(..)`, `Self::f(..)`: the path as written, its resolutions, and
+    /// whether a bare name is defined in the calling file.
+    Path {
+        segments: Vec<String>,
+        candidates: Vec<String>,
+        local: bool,
+    },
+    /// `receiver.f(..)`, with whether the receiver is `self`.
+    Method { name: String, on_self: bool },
 }
 
 impl Wrapper {
@@ -126,6 +179,33 @@ pub fn callable_params(sig: &syn::Signature) -> Vec<(String, usize)> {
         };
         if let syn::Pat::Ident(id) = &*pt.pat {
             if is_callable_type(&pt.ty, &callable_generics) {
+                out.push((id.ident.to_string(), pos));
+            }
+        }
+        pos += 1;
+    }
+    out
+}
+
+/// The request parameters of a signature (through references and `mut`): `(name, position
+/// among the caller's arguments)`, for the types `is_request` accepts.
+#[must_use]
+pub fn request_params(
+    sig: &syn::Signature,
+    is_request: impl Fn(&syn::Path) -> bool,
+) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    let mut pos = 0;
+    for input in &sig.inputs {
+        let syn::FnArg::Typed(pt) = input else {
+            continue;
+        };
+        let mut ty = &*pt.ty;
+        while let syn::Type::Reference(r) = ty {
+            ty = &r.elem;
+        }
+        if let (syn::Pat::Ident(id), syn::Type::Path(p)) = (&*pt.pat, ty) {
+            if p.qself.is_none() && is_request(&p.path) {
                 out.push((id.ident.to_string(), pos));
             }
         }
@@ -207,14 +287,34 @@ pub fn for_path<'w>(
         return None;
     }
     let candidates = imports.resolve(segments);
+    for_resolved(
+        wrappers,
+        segments,
+        &candidates,
+        imports.is_local(name),
+        impl_type,
+        here,
+    )
+}
+
+/// [`for_path`] with the path's resolutions (`candidates`) and whether a bare name is defined
+/// in the calling file (`local`) already known.
+fn for_resolved<'w>(
+    wrappers: &'w [Wrapper],
+    segments: &[String],
+    candidates: &[String],
+    local: bool,
+    impl_type: Option<&str>,
+    here: &str,
+) -> Option<&'w Wrapper> {
+    let name = segments.last()?;
     wrappers
         .iter()
         .filter(|w| !w.method && &w.name == name)
         .find(|w| {
             if segments.len() == 1 {
                 let same_file = w.file.as_deref().is_none_or(|f| f == here);
-                return (same_file && imports.is_local(name))
-                    || candidates.iter().any(|c| qualifier_matches(c, w));
+                return (same_file && local) || candidates.iter().any(|c| qualifier_matches(c, w));
             }
             let qualifier = &segments[segments.len() - 2];
             if qualifier == "Self" {
@@ -245,6 +345,60 @@ pub fn for_method<'w>(
     }
     // Any receiver: only a name that links to one method and is not an everyday one.
     (named.next().is_none() && !COMMON_METHODS.contains(&name)).then_some(first)
+}
+
+/// Bound on the hand-off chains [`close`] follows (each round follows one more hop).
+const CHAIN: usize = 4;
+
+/// Add to `wrappers` the functions that hand their parameter on to one, a few hops deep: each
+/// is bounded, cancelled and classifying the way the wrapper it hands to is, and its loop is
+/// that wrapper's (`site` stays `None`: no loop of its own file).
+pub fn close(wrappers: &mut Vec<Wrapper>, delegations: &[Delegation]) {
+    for _ in 0..CHAIN {
+        let mut added = Vec::new();
+        for d in delegations {
+            let exists = |w: &Wrapper| w.name == d.name && w.owner == d.owner && w.file == d.file;
+            if wrappers.iter().chain(&added).any(exists) {
+                continue;
+            }
+            let here = d.file.as_deref().unwrap_or_default();
+            let target = match &d.callee {
+                Callee::Path {
+                    segments,
+                    candidates,
+                    local,
+                } => for_resolved(
+                    wrappers,
+                    segments,
+                    candidates,
+                    *local,
+                    d.owner.as_deref(),
+                    here,
+                ),
+                Callee::Method { name, on_self } => {
+                    for_method(wrappers, name, *on_self, d.owner.as_deref())
+                }
+            };
+            let Some(t) = target.filter(|t| t.param == d.arg && t.takes == d.takes) else {
+                continue;
+            };
+            added.push(Wrapper {
+                name: d.name.clone(),
+                owner: d.owner.clone(),
+                method: d.method,
+                param: d.param,
+                takes: d.takes,
+                site: None,
+                module: d.module.clone(),
+                file: d.file.clone(),
+                ..t.clone()
+            });
+        }
+        if added.is_empty() {
+            return;
+        }
+        wrappers.extend(added);
+    }
 }
 
 /// `crate::retry::retry` names a wrapper `retry` of module `retry` (or of `Type` for
@@ -317,6 +471,7 @@ mod tests {
             owner: owner.map(Into::into),
             method,
             param: 0,
+            takes: Takes::Callable,
             cap: Cap::Literal(5),
             deadline: false,
             checks_cancel: false,
@@ -367,5 +522,76 @@ mod tests {
         assert!(for_method(&ws, "call", false, None).is_none());
         assert!(for_method(&ws, "call", true, Some("Api")).is_some());
         assert!(for_method(&ws, "missing", true, Some("Api")).is_none());
+    }
+
+    fn handing(name: &str, param: usize, takes: Takes, callee: &str, arg: usize) -> Delegation {
+        Delegation {
+            name: name.into(),
+            owner: None,
+            method: false,
+            param,
+            takes,
+            callee: Callee::Path {
+                segments: vec![callee.into()],
+                candidates: vec![format!("crate::send::{callee}")],
+                local: false,
+            },
+            arg,
+            module: Some("send".into()),
+            file: Some("src/send.rs".into()),
+        }
+    }
+
+    #[test]
+    fn request_parameters_through_references() {
+        let is_request = |p: &syn::Path| {
+            p.segments
+                .last()
+                .is_some_and(|s| s.ident == "RequestBuilder")
+        };
+        assert_eq!(
+            request_params(
+                &sig("fn s(n: u32, req: &mut RequestBuilder) {}"),
+                is_request
+            ),
+            vec![("req".to_string(), 1)]
+        );
+        assert!(request_params(&sig("fn s(req: Request, f: F) {}"), is_request).is_empty());
+    }
+
+    /// A function handing its request to a resending wrapper is one too, and so is the function
+    /// handing it to that one (two hops), each bounded like the loop at the end of the chain.
+    /// Near misses: a hand-off of another argument position, and a request handed to a wrapper
+    /// that repeats a closure.
+    #[test]
+    fn hand_offs_are_followed_along_a_chain() {
+        let mut resend = wrapper("resend", None, false, "send");
+        resend.takes = Takes::Request;
+        resend.param = 0;
+        let ws_before = vec![resend, wrapper("retry", None, false, "send")];
+        let mut ws = ws_before.clone();
+        close(
+            &mut ws,
+            &[
+                handing("send_text", 0, Takes::Request, "resend", 0),
+                handing("send_json", 1, Takes::Request, "send_text", 0),
+                handing("send_late", 0, Takes::Request, "resend", 1),
+                handing("send_op", 0, Takes::Request, "retry", 0),
+            ],
+        );
+        let added: Vec<(&str, usize, &Cap)> = ws[ws_before.len()..]
+            .iter()
+            .map(|w| (w.name.as_str(), w.param, &w.cap))
+            .collect();
+        assert_eq!(
+            added,
+            vec![
+                ("send_text", 0, &Cap::Literal(5)),
+                ("send_json", 1, &Cap::Literal(5))
+            ]
+        );
+        assert!(ws[ws_before.len()..]
+            .iter()
+            .all(|w| w.site.is_none() && w.takes == Takes::Request));
     }
 }

@@ -136,3 +136,92 @@ impl Client {
         ]
     );
 }
+
+const SEND_RS: &str = r#"use reqwest::{RequestBuilder, Response};
+use std::time::Duration;
+
+/// Re-sends a copy of the request while the server says it is busy.
+pub(crate) async fn send_retrying(req: RequestBuilder, tries: u32) -> reqwest::Result<Response> {
+    for _ in 1..tries {
+        let copy = req.try_clone().expect("streaming bodies are not used");
+        match copy.send().await {
+            Ok(r) if r.status().is_server_error() => tokio::time::sleep(Duration::from_secs(1)).await,
+            other => return other,
+        }
+    }
+    req.send().await
+}
+
+/// Only reads the answer: hands the request on, and the resending happens below.
+pub(crate) async fn send_text(req: RequestBuilder) -> reqwest::Result<String> {
+    let r = send_retrying(req, 4).await?;
+    r.text().await
+}
+
+/// Sends once; its loop is over pages of the answer, not attempts.
+pub(crate) async fn send_once(req: RequestBuilder, pages: &[u32]) -> reqwest::Result<Response> {
+    for _ in pages {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    req.send().await
+}
+"#;
+
+const ORDERS_RS: &str = r#"use crate::send::{send_once, send_text};
+
+pub struct Orders {
+    http: reqwest::Client,
+}
+
+impl Orders {
+    pub async fn place(&self, order: String) -> reqwest::Result<String> {
+        let req = self.http.post("https://shop.example/orders").body(order);
+        send_text(req).await
+    }
+
+    pub async fn place_keyed(&self, order: String, key: &str) -> reqwest::Result<String> {
+        let req = self
+            .http
+            .post("https://shop.example/orders")
+            .header("Idempotency-Key", key)
+            .body(order);
+        send_text(req).await
+    }
+
+    pub async fn list(&self) -> reqwest::Result<String> {
+        let req = self.http.get("https://shop.example/orders");
+        send_text(req).await
+    }
+
+    pub async fn place_once(&self, order: String) -> reqwest::Result<String> {
+        let req = self.http.post("https://shop.example/orders").body(order);
+        send_once(req, &[1, 2]).await?.text().await
+    }
+}
+"#;
+
+/// A POST built in one module and handed to a helper of another that re-sends whatever request it
+/// is given (through a second helper that only reads the answer) is retried without a key: the
+/// finding is at the `.post(`. Near misses in the same crate: the keyed POST, the GET, and the
+/// POST handed to a helper that sends it once.
+#[test]
+fn a_post_handed_to_a_resending_helper_of_another_module_is_retried() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "Cargo.toml",
+        "[package]\nname = \"w\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    );
+    write(dir, "src/lib.rs", "mod orders;\nmod send;\n");
+    write(dir, "src/send.rs", SEND_RS);
+    write(dir, "src/orders.rs", ORDERS_RS);
+    assert_eq!(
+        findings(dir),
+        vec![(
+            "orders.rs".to_string(),
+            9,
+            "non-idempotent-retry-without-key".to_string()
+        )]
+    );
+}

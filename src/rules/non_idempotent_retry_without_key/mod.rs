@@ -15,6 +15,7 @@
 mod key_fix;
 
 use crate::analysis::requests::{Key, Via};
+use crate::analysis::SiteKind;
 use crate::base::diagnostic::{Diagnostic, RuleInfo, Severity};
 use crate::prefilter::{Trigger, Vocab};
 use crate::rules::{Context, Kind, Rule};
@@ -71,14 +72,28 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
         match &w.via {
             Via::Helper(call) => d = d.related(*call, "called from the retry site here"),
             Via::Caller(call) => {
-                d = d.related(*call, "handed here to a function that retries it");
+                // A call of a crate wrapper that re-sends the request is the retry site itself.
+                let wrapper = cx.facts.sites.iter().find_map(|s| match &s.kind {
+                    SiteKind::Wrapper(name) if s.resends.is_some() && s.span == *call => {
+                        name.rsplit("::").next()
+                    }
+                    _ => None,
+                });
+                d = match wrapper {
+                    Some(name) => d.related(
+                        *call,
+                        format!("handed here to `{name}`, which sends it again on every attempt"),
+                    ),
+                    None => d.related(*call, "handed here to a function that retries it"),
+                };
             }
             Via::Client(layer) => {
                 d = d.related(*layer, "the client retries every request it sends");
             }
             Via::Site | Via::Policy => {}
         }
-        if !matches!(w.via, Via::Client(_)) {
+        let said = matches!(w.via, Via::Caller(call) if call.contains(w.retry));
+        if !matches!(w.via, Via::Client(_)) && !said {
             d = d.related(w.retry, "retry site");
         }
         if let Some(at) = w.handed_in {
