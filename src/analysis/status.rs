@@ -19,7 +19,10 @@
 //! A site that tests nothing itself and goes round on every error is judged by the helpers of
 //! this file its attempt calls: one whose only status test turns every non-success status into
 //! an error (`if !status.is_success() { return Err(..) }`) makes the site retry 4xx, and the
-//! finding points at that test.
+//! finding points at that test. Where the site classifies no error at all (a wrapper call whose
+//! loop retries every `Err`), the helpers the operation handed to it calls count too, and so
+//! does a helper that turns the 4xx class into an error (`if status.is_client_error() { return
+//! Err(..) }`): the finding points at its class-wide test.
 //!
 //! A decision in a condition or a `match` scrutinee that is handed the status
 //! (`match strategy.test(last_status, tries)`) classifies it where this file cannot see: the site
@@ -133,6 +136,20 @@ pub(crate) fn gate(body: &syn::Block) -> Option<proc_macro2::Span> {
         return None;
     }
     scan.negative_leaves
+}
+
+/// The test of a function body that turns the client errors (4xx, or one of them) into an
+/// error: an operation that calls it inside a retry that goes round on every error (one that
+/// classifies nothing, the caller's condition) retries those 4xx (`rabbitmq_http_client`'s
+/// `ok_or_status_code_error` under its `with_retry`). The class-wide test is the place.
+fn permanent_gate(body: &syn::Block) -> Option<proc_macro2::Span> {
+    let mut scan = Scan::default();
+    scan.visit_block(body);
+    if scan.error_for_status.is_some() {
+        return None;
+    }
+    let wide = scan.permanent_errors.iter().find(|(_, w)| *w);
+    wide.or(scan.permanent_errors.first()).map(|(s, _)| *s)
 }
 
 pub(super) type Silent = Vec<(usize, Vec<String>)>;
@@ -250,20 +267,28 @@ impl Sites<'_> {
     /// classifies nothing: the site goes round on that error, so 4xx is retried like 503. Only
     /// a call whose error the site handles counts (not `helper()?`, which leaves the site), and
     /// only a helper of this file that names one function and holds no retry site of its own.
-    fn callee_gate(&self, site: &Expr) -> Option<proc_macro2::Span> {
+    /// With `permanent` (the site retries every error: it classifies none), the helpers the
+    /// closures handed to it call are read too, and a helper that turns 4xx into an error is one
+    /// too ([`permanent_gate`]).
+    fn callee_gate(&self, site: &Expr, permanent: bool) -> Option<proc_macro2::Span> {
         let at = span_of(self.src, site.span());
-        super::callee_names(site, true)
-            .into_iter()
-            .find_map(|name| {
-                let Some(Op::Fn(body)) = self.ops.get(&name).copied().flatten() else {
-                    return None;
-                };
-                let helper = span_of(self.src, body.span());
-                if helper.contains(at) || self.facts.sites.iter().any(|s| helper.contains(s.span)) {
-                    return None;
-                }
-                gate(body)
-            })
+        // The operations handed to a site that retries every error are its attempts too; a
+        // site that classifies may not retry what they fail with.
+        let names = if permanent {
+            attempt_callees(site)
+        } else {
+            super::callee_names(site, true)
+        };
+        names.into_iter().find_map(|name| {
+            let Some(Op::Fn(body)) = self.ops.get(&name).copied().flatten() else {
+                return None;
+            };
+            let helper = span_of(self.src, body.span());
+            if helper.contains(at) || self.facts.sites.iter().any(|s| helper.contains(s.span)) {
+                return None;
+            }
+            gate(body).or_else(|| permanent.then(|| permanent_gate(body)).flatten())
+        })
     }
 }
 
@@ -317,7 +342,8 @@ impl Sites<'_> {
                 if combinator || !found.says_nothing() {
                     return None;
                 }
-                let gate = self.callee_gate(e).map(|t| (t, false));
+                let classifies = self.facts.sites[site].classifies;
+                let gate = self.callee_gate(e, !classifies).map(|t| (t, false));
                 if gate.is_none() && !self.facts.sites[site].classifies {
                     self.silent.push((site, attempt_callees(e)));
                 }
@@ -419,6 +445,10 @@ struct Scan {
     /// (`.map_err(backoff::Error::transient)`): every non-success status is retried, whatever
     /// other errors of the operation are marked permanent. Where it is marked.
     status_transient: Option<proc_macro2::Span>,
+    /// Permanent-class tests that leave with an error (`if status.is_client_error() { return
+    /// Err(..) }`, `if status == NOT_FOUND { return Err(NotFound) }`), class-wide ones first:
+    /// in a helper that an operation retried on every error calls, they make 4xx go round.
+    permanent_errors: Vec<(proc_macro2::Span, bool)>,
     /// Booleans bound from a classifying status test (`let can_retry = is_retryable(status) &&
     /// n < max;`):
     /// a later `if !can_retry { return Err(..) }` decides by that test.
@@ -455,6 +485,14 @@ impl Scan {
                 }
                 (Class::Permanent, false) | (Class::Transient, true) if leaves => {
                     self.classified = true;
+                    if class == Class::Permanent && leaves_with_error(body) {
+                        let wide = quote::ToTokens::to_token_stream(cond)
+                            .to_string()
+                            .contains("is_client_error")
+                            || matches!(cond, Expr::Binary(b) if matches!(b.op,
+                                syn::BinOp::Ge(_) | syn::BinOp::Gt(_) | syn::BinOp::Lt(_) | syn::BinOp::Le(_)));
+                        self.permanent_errors.push((span, wide));
+                    }
                 }
                 _ => {}
             }

@@ -225,3 +225,58 @@ fn a_post_handed_to_a_resending_helper_of_another_module_is_retried() {
         )]
     );
 }
+
+const STATUS_RS: &str = r"impl Api {
+    async fn with_retry<F: Fn() -> Fut, Fut>(&self, op: F) -> Result<R, E> {
+        for n in 0..3 {
+            match op().await {
+                Ok(r) => return Ok(r),
+                Err(e) => tokio::time::sleep(D).await,
+            }
+        }
+        op().await
+    }
+    async fn get(&self) -> Result<R, E> {
+        self.with_retry(|| async {
+            let r = self.c.get(U).send().await?;
+            self.check(r).await
+        })
+        .await
+    }
+    async fn check(&self, r: R) -> Result<R, E> {
+        if r.status() == StatusCode::NOT_FOUND { return Err(E::NotFound); }
+        if r.status().is_client_error() {
+            return Err(E::Client(r.status()));
+        }
+        Ok(r)
+    }
+    async fn with_policy<F: Fn() -> Fut, Fut>(&self, op: F) -> Result<R, E> {
+        for n in 0..3 {
+            match op().await {
+                Ok(r) => return Ok(r),
+                Err(e) if is_transient(&e) => tokio::time::sleep(D).await,
+                Err(e) => return Err(e),
+            }
+        }
+        op().await
+    }
+    async fn put(&self) -> Result<R, E> {
+        self.with_policy(|| async { self.check(self.c.put(U).send().await?).await }).await
+    }
+}";
+
+/// A helper that turns 4xx into an error (`if status.is_client_error() { return Err(..) }`),
+/// called by the operation handed to a wrapper that retries every error, makes that call retry
+/// 4xx: the finding is at the helper's class-wide test (line 20, not the 404 test above it).
+/// Near miss: `with_policy`, which asks a classifier before going round, retries only what that
+/// says, so the same helper under it is no finding.
+#[test]
+fn a_helper_turning_4xx_into_errors_under_a_wrapper_that_retries_every_error() {
+    let rule = timeoutlint::rules::by_name("retry-non-transient-status").unwrap();
+    let (src, diags) = crate::support::lint_text("api.rs", STATUS_RS, &[rule]);
+    let lines: Vec<usize> = diags
+        .iter()
+        .map(|d| src.position(d.primary.start).line)
+        .collect();
+    assert_eq!(lines, vec![20]);
+}
