@@ -552,6 +552,18 @@ impl Collector<'_> {
         self.note_single_stmt(idx, block);
     }
 
+    /// The innermost item function, the parameters a wrapper may be handed through it, and
+    /// whether it takes `self`.
+    fn handed_params(&self) -> Option<(usize, &[HandedParam], bool)> {
+        let &f = self
+            .fn_stack
+            .iter()
+            .rev()
+            .find(|&&f| self.facts.functions[f].kind == FnKind::Item)?;
+        let (params, method) = self.callables.get(&f)?;
+        Some((f, params.as_slice(), *method))
+    }
+
     /// `name` is a callable (or request) parameter of the innermost item function and the
     /// innermost retry site (inside that function) repeats it (or uses it): the function is a
     /// retry wrapper.
@@ -559,15 +571,7 @@ impl Collector<'_> {
         let Some(&site) = self.site_stack.last() else {
             return;
         };
-        let Some(&f) = self
-            .fn_stack
-            .iter()
-            .rev()
-            .find(|&&f| self.facts.functions[f].kind == FnKind::Item)
-        else {
-            return;
-        };
-        let Some((params, method)) = self.callables.get(&f) else {
+        let Some((f, params, method)) = self.handed_params() else {
             return;
         };
         let Some(&(_, param, _)) = params.iter().find(|(n, _, t)| n == name && *t == takes) else {
@@ -590,7 +594,7 @@ impl Collector<'_> {
         self.facts.wrappers.push(Wrapper {
             name: function.name.clone(),
             owner,
-            method: *method,
+            method,
             param,
             takes,
             cap: s.cap.clone(),
@@ -613,15 +617,7 @@ impl Collector<'_> {
         callee: impl FnOnce(&Self) -> Callee,
         args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>,
     ) {
-        let Some(&f) = self
-            .fn_stack
-            .iter()
-            .rev()
-            .find(|&&f| self.facts.functions[f].kind == FnKind::Item)
-        else {
-            return;
-        };
-        let Some((params, method)) = self.callables.get(&f) else {
+        let Some((f, params, method)) = self.handed_params() else {
             return;
         };
         let found = args.iter().enumerate().find_map(|(arg, a)| {
@@ -639,7 +635,6 @@ impl Collector<'_> {
         let Some((arg, param, takes)) = found else {
             return;
         };
-        let method = *method;
         let d = Delegation {
             name: self.facts.functions[f].name.clone(),
             owner: self
