@@ -1555,6 +1555,15 @@ mod tests {
     use crate::base::apis::Apis;
     use crate::base::source::SourceFile;
 
+    /// The client summary of one file's text.
+    fn summary_of(text: &str) -> super::ClientSummary {
+        let src = SourceFile::new("s.rs", text);
+        let file = syn::parse_file(text).unwrap();
+        let apis = Apis::builtin();
+        let facts = crate::analysis::analyze(&file, &src, &apis);
+        super::summarize(&file, &src, &apis, &facts)
+    }
+
     /// The file's nodes are read in scope: a call is under a deadline only inside the future
     /// a deadline wrapper bounds (not in its duration, not after it), a method's key is its
     /// impl's type and a nested free function's is not, and a `select!` branch is read.
@@ -1571,11 +1580,7 @@ mod tests {
         fn helper() -> u64 { 1 }
     }
 }";
-        let src = SourceFile::new("s.rs", text);
-        let file = syn::parse_file(text).unwrap();
-        let apis = Apis::builtin();
-        let facts = crate::analysis::analyze(&file, &src, &apis);
-        let s = super::summarize(&file, &src, &apis, &facts);
+        let s = summary_of(text);
         assert_eq!(s.calls["send"], (3, 1));
         assert_eq!(s.calls["wait"], (1, 0));
         assert!(s.bodies.contains_key("f:Api::fetch") && s.bodies.contains_key("f:helper"));
@@ -1602,11 +1607,7 @@ mod tests {
         Client::from_http_client(client)
     }
 }";
-        let src = SourceFile::new("s.rs", text);
-        let file = syn::parse_file(text).unwrap();
-        let apis = Apis::builtin();
-        let facts = crate::analysis::analyze(&file, &src, &apis);
-        let s = super::summarize(&file, &src, &apis, &facts);
+        let s = summary_of(text);
         assert_eq!(s.timeouts.len(), 1);
         let seeded: Vec<&str> = s
             .flows

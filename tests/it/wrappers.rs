@@ -52,15 +52,21 @@ impl Api {
 }
 "#;
 
-#[test]
-fn calls_of_a_wrapper_in_another_module_are_retry_sites() {
+/// A temporary package `w` with its manifest; the test writes its `src/`.
+fn package() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
     write(
-        dir,
+        tmp.path(),
         "Cargo.toml",
         "[package]\nname = \"w\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
     );
+    tmp
+}
+
+#[test]
+fn calls_of_a_wrapper_in_another_module_are_retry_sites() {
+    let tmp = package();
+    let dir = tmp.path();
     write(dir, "src/lib.rs", "mod api;\nmod retry;\n");
     write(dir, "src/retry.rs", RETRY_RS);
     write(dir, "src/api.rs", API_RS);
@@ -79,13 +85,8 @@ fn calls_of_a_wrapper_in_another_module_are_retry_sites() {
 
 #[test]
 fn an_unbounded_wrapper_is_reported_once_at_its_loop_and_methods_link_by_name() {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = package();
     let dir = tmp.path();
-    write(
-        dir,
-        "Cargo.toml",
-        "[package]\nname = \"w\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
-    );
     write(dir, "src/lib.rs", "mod client;\nmod jobs;\n");
     write(
         dir,
@@ -206,13 +207,8 @@ impl Orders {
 /// POST handed to a helper that sends it once.
 #[test]
 fn a_post_handed_to_a_resending_helper_of_another_module_is_retried() {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = package();
     let dir = tmp.path();
-    write(
-        dir,
-        "Cargo.toml",
-        "[package]\nname = \"w\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
-    );
     write(dir, "src/lib.rs", "mod orders;\nmod send;\n");
     write(dir, "src/send.rs", SEND_RS);
     write(dir, "src/orders.rs", ORDERS_RS);
