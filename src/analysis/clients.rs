@@ -772,9 +772,6 @@ const TIME_WORDS: &[&str] = &[
     "expires",
 ];
 
-/// A duration argument that is not a fixed per-attempt bound: computed from the time left, or
-/// the attempt's own bound handed out by a retry runtime (`attempt.timeout` of
-/// `timeoutlint_retry`'s `Attempt`, already capped by the deadline: the fix this rule suggests).
 /// `e` binds locals of its own (a `let` in a block of a `match` arm, an `if` branch, a block),
 /// outside closures and async blocks, which run later.
 fn binds_inside(e: &Expr) -> bool {
@@ -792,6 +789,9 @@ fn binds_inside(e: &Expr) -> bool {
     v.0
 }
 
+/// A duration argument that is not a fixed per-attempt bound: computed from the time left, or
+/// the attempt's own bound handed out by a retry runtime (`attempt.timeout` of
+/// `timeoutlint_retry`'s `Attempt`, already capped by the deadline: the fix this rule suggests).
 fn not_fixed(arg: &Expr) -> bool {
     struct V(bool);
     impl<'ast> Visit<'ast> for V {

@@ -669,7 +669,10 @@ impl Collector<'_> {
         let resends = (w.takes == Takes::Request)
             .then(|| args.iter().nth(w.param))
             .flatten()
-            .map(|a| self.span(a.span()));
+            .map(|a| super::Resend {
+                arg: self.span(a.span()),
+                wrapper: w.name.clone(),
+            });
         let deadline =
             (w.deadline || self.deadline > 0 || self.raced > 0).then_some(Deadline::Outer);
         let (anchor, span) = (self.span(anchor), self.span(whole));

@@ -349,9 +349,17 @@ pub struct RetrySite {
     /// apart from [`Self::deadline`], which bounds every way round: the helper bounds only the
     /// ways that call it, and the ways round are judged one by one.
     pub clock_checked: bool,
-    /// A call of a wrapper that re-sends a request ([`wrappers::Takes::Request`]): the argument
-    /// holding the request it sends on every attempt.
-    pub resends: Option<Span>,
+    /// A call of a wrapper that re-sends a request ([`wrappers::Takes::Request`]).
+    pub resends: Option<Resend>,
+}
+
+/// A call of a crate wrapper that re-sends the request it is handed.
+#[derive(Debug, Clone)]
+pub struct Resend {
+    /// The argument holding the request it sends on every attempt.
+    pub arg: Span,
+    /// The wrapper's function name (`send_request`), for messages.
+    pub wrapper: String,
 }
 
 /// One call of a known sleep.

@@ -72,6 +72,8 @@ pub struct Write {
     pub gated: bool,
     /// For a request whose method is a parameter: where a caller hands in the POST or PATCH.
     pub handed_in: Option<Span>,
+    /// Handed at [`Via::Caller`]'s call to a crate wrapper that re-sends it: the wrapper's name.
+    pub resender: Option<String>,
 }
 
 /// How a retry reaches a request.
@@ -1234,8 +1236,8 @@ struct Region {
     looped: bool,
     /// The whole retry site (for failure-path tests); the policy fn for policies.
     site: Span,
-    /// A call of a wrapper that re-sends a request: the argument holding it.
-    resends: Option<Span>,
+    /// A call of a wrapper that re-sends a request: the argument holding it, and its name.
+    resends: Option<super::Resend>,
 }
 
 fn regions(facts: &Facts, scan: &Scan, src: &SourceFile) -> Vec<Region> {
@@ -1246,7 +1248,7 @@ fn regions(facts: &Facts, scan: &Scan, src: &SourceFile) -> Vec<Region> {
             anchor: s.anchor,
             looped: matches!(s.kind, SiteKind::Loop | SiteKind::While | SiteKind::For),
             site: s.span,
-            resends: s.resends,
+            resends: s.resends.clone(),
         });
         if matches!(s.kind, SiteKind::Combinator(_) | SiteKind::Wrapper(_)) {
             let text = src.slice(s.span);
@@ -1439,6 +1441,17 @@ impl Resolve<'_> {
             if out.iter().any(|o| o.span == w.span) {
                 continue;
             }
+            // A call of a crate wrapper that re-sends what it is handed (of this file or
+            // another) is the retry itself: named in the finding.
+            let resender = match via {
+                Via::Caller(call) => self
+                    .regions
+                    .iter()
+                    .find(|r| r.site == call)
+                    .and_then(|r| r.resends.as_ref())
+                    .map(|x| x.wrapper.clone()),
+                _ => None,
+            };
             out.push(Write {
                 span: w.span,
                 method: w.method.clone(),
@@ -1447,6 +1460,7 @@ impl Resolve<'_> {
                 key,
                 gated,
                 handed_in: w.handed_in,
+                resender,
             });
         }
         for p in &self.scan.policies {
@@ -1470,6 +1484,7 @@ impl Resolve<'_> {
                     key: Key::Missing,
                     gated: false,
                     handed_in: None,
+                    resender: None,
                 });
             }
         }
@@ -1581,7 +1596,8 @@ impl Resolve<'_> {
         self.regions
             .iter()
             .find(|r| {
-                r.resends.is_some_and(|a| {
+                r.resends.as_ref().is_some_and(|x| {
+                    let a = x.arg;
                     caller.span.contains(a)
                         && (a.contains(w.span) || (a.start > w.span.start && names_local(a)))
                 })

@@ -28,8 +28,9 @@
 //! The same walk tells whether any way round follows a failure at all. A path is a known success
 //! from an explicit success test (`Ok(_)` arm, `if r.is_ok()`) until the next decision the words
 //! do not classify; an `Ok` arm whose guard tests for a failure (`Ok(r) if
-//! r.status().is_server_error()`) is a failure path, not a success; a loop whose every way round is a known success repeats work that went well
-//! (a heartbeat's next ping) and is no retry site ([`Flow::only_after_success`]).
+//! r.status().is_server_error()`) is a failure path, not a success; a loop whose every way round
+//! is a known success repeats work that went well (a heartbeat's next ping) and is no retry site
+//! ([`Flow::only_after_success`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -1804,8 +1805,11 @@ fn outcome_test(cond: &Expr) -> Option<Outcome> {
                     Outcome::Success
                 });
             }
-            // `status.is_server_error()`, `e.is_timeout()`: a test named for a failure.
-            if name.iter().any(|n| FAILURE_WORDS.contains(&n.as_str())) {
+            // `status.is_server_error()`, `e.is_timeout()`: a predicate named for a failure
+            // (not any method with such a word: `self.retry_enabled()` tests a setting).
+            if m.method.to_string().starts_with("is_")
+                && name.iter().any(|n| FAILURE_WORDS.contains(&n.as_str()))
+            {
                 return Some(if negated {
                     Outcome::Success
                 } else {

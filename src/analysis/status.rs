@@ -450,8 +450,7 @@ struct Scan {
     /// in a helper that an operation retried on every error calls, they make 4xx go round.
     permanent_errors: Vec<(proc_macro2::Span, bool)>,
     /// Booleans bound from a classifying status test (`let can_retry = is_retryable(status) &&
-    /// n < max;`):
-    /// a later `if !can_retry { return Err(..) }` decides by that test.
+    /// n < max;`): a later `if !can_retry { return Err(..) }` decides by that test.
     tests: HashMap<String, Expr>,
 }
 
@@ -486,12 +485,11 @@ impl Scan {
                 (Class::Permanent, false) | (Class::Transient, true) if leaves => {
                     self.classified = true;
                     if class == Class::Permanent && leaves_with_error(body) {
-                        let wide = quote::ToTokens::to_token_stream(cond)
-                            .to_string()
-                            .contains("is_client_error")
-                            || matches!(cond, Expr::Binary(b) if matches!(b.op,
-                                syn::BinOp::Ge(_) | syn::BinOp::Gt(_) | syn::BinOp::Lt(_) | syn::BinOp::Le(_)));
-                        self.permanent_errors.push((span, wide));
+                        // One code compared for equality (`status == NOT_FOUND`) is not the
+                        // class; `is_client_error()` or `>= 400` is.
+                        let one_code = matches!(cond, Expr::Binary(b)
+                            if matches!(b.op, syn::BinOp::Eq(_) | syn::BinOp::Ne(_)));
+                        self.permanent_errors.push((span, !one_code));
                     }
                 }
                 _ => {}

@@ -15,7 +15,6 @@
 mod key_fix;
 
 use crate::analysis::requests::{Key, Via};
-use crate::analysis::SiteKind;
 use crate::base::diagnostic::{Diagnostic, RuleInfo, Severity};
 use crate::prefilter::{Trigger, Vocab};
 use crate::rules::{Context, Kind, Rule};
@@ -72,14 +71,7 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
         match &w.via {
             Via::Helper(call) => d = d.related(*call, "called from the retry site here"),
             Via::Caller(call) => {
-                // A call of a crate wrapper that re-sends the request is the retry site itself.
-                let wrapper = cx.facts.sites.iter().find_map(|s| match &s.kind {
-                    SiteKind::Wrapper(name) if s.resends.is_some() && s.span == *call => {
-                        name.rsplit("::").next()
-                    }
-                    _ => None,
-                });
-                d = match wrapper {
+                d = match &w.resender {
                     Some(name) => d.related(
                         *call,
                         format!("handed here to `{name}`, which sends it again on every attempt"),
@@ -92,7 +84,9 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
             }
             Via::Site | Via::Policy => {}
         }
-        let said = matches!(w.via, Via::Caller(call) if call.contains(w.retry));
+        // A resending wrapper's call is the retry site: the label above says so.
+        let said =
+            w.resender.is_some() && matches!(w.via, Via::Caller(call) if call.contains(w.retry));
         if !matches!(w.via, Via::Client(_)) && !said {
             d = d.related(w.retry, "retry site");
         }
