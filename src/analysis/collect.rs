@@ -921,7 +921,14 @@ impl Collector<'_> {
             fn_words.iter().any(|w| self.apis.is_evidence(w))
         };
         let retry_words = words.iter().any(|w| self.apis.is_evidence(w));
-        let evidence = retry_words || words.iter().any(|w| w == "sleep") || named_for_it();
+        // RULES.md's definition needs no retry word: a loop that awaits an operation, leaves
+        // when it succeeds and `continue`s from its failure arm is a retry however it is named
+        // (`Err(e) if Self::is_conflict(&e) => { resync().await?; continue; }`).
+        let goes_round_on_failure = scan.failure_continue && scan.success_exit && scan.awaits;
+        let evidence = retry_words
+            || goes_round_on_failure
+            || words.iter().any(|w| w == "sleep")
+            || named_for_it();
         // Going round again after a failure is written three ways: `continue`, an `Err` or
         // status test, or an exit the outcome decides (`if !transient(&r) { return r }`) with
         // the body's end falling through to the next attempt. The third alone says nothing about
@@ -2501,6 +2508,15 @@ struct LoopScan<'a> {
     loop_depth: usize,
     closure_depth: usize,
     has_continue: bool,
+    /// A `continue` of this loop inside a failure arm or branch (`Err(e) if conflict(&e) => {
+    /// resync().await?; continue; }`): the loop says in its own syntax that it goes round
+    /// because the attempt failed.
+    failure_continue: bool,
+    /// For each `match` / `if let` / arm being walked, innermost last: its scrutinee receives
+    /// the next item (`rx.recv().await`, `timeout(d, stream.next())`) or the arm is an
+    /// interrupted system call; a failure there (a closed channel, an idle timeout, EINTR) is no
+    /// failed remote operation to repeat.
+    receiving: Vec<bool>,
     has_exit: bool,
     /// An exit on a success path (an `Ok` arm, `if let Ok`, the loop's unconditional tail).
     success_exit: bool,
@@ -2567,6 +2583,8 @@ impl<'a> LoopScan<'a> {
             loop_depth: 0,
             closure_depth: 0,
             has_continue: false,
+            failure_continue: false,
+            receiving: Vec::new(),
             has_exit: false,
             success_exit: false,
             failure_exit: false,
@@ -2675,6 +2693,28 @@ impl<'a> LoopScan<'a> {
             Expr::MethodCall(m) => m.args.iter().any(|a| Self::names_one(&self.deadlines, a)),
             _ => false,
         }
+    }
+
+    /// `e` takes the next item of a channel, stream or listener (a next-item call or verb, or a
+    /// stream's `next`), wherever its receiver was made: for [`Self::failure_continue`].
+    fn receives(&self, e: &Expr) -> bool {
+        struct V<'a>(&'a Apis, bool);
+        impl<'ast> Visit<'ast> for V<'_> {
+            fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+                let name = m.method.to_string();
+                let first = name.split('_').next().unwrap_or_default();
+                let retry = &self.0.retry;
+                self.1 |= name == "next"
+                    || retry.next_item_calls.contains(&name)
+                    || retry.next_item_verbs.iter().any(|v| v == first);
+                visit::visit_expr_method_call(self, m);
+            }
+            fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+            fn visit_expr_async(&mut self, _: &'ast syn::ExprAsync) {}
+        }
+        let mut v = V(self.apis, false);
+        v.visit_expr(e);
+        v.1
     }
 
     fn failure_path(&self) -> bool {
@@ -2904,7 +2944,10 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
         if success || err {
             self.outcomes.push(success);
         }
+        let receiving = matches!(&*e.cond, Expr::Let(l) if self.receives(&l.expr));
+        self.receiving.push(receiving);
         self.visit_block(&e.then_branch);
+        self.receiving.pop();
         if success || err {
             self.outcomes.pop();
         }
@@ -2928,6 +2971,7 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
             self.visit_attribute(attr);
         }
         self.visit_expr(&m.expr);
+        self.receiving.push(self.receives(&m.expr));
         for a in &m.arms {
             let outer = self.escape.clone();
             if escape.is_some() && opt::is_some_pat(&a.pat) {
@@ -2936,6 +2980,7 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
             self.visit_arm(a);
             self.escape = outer;
         }
+        self.receiving.pop();
     }
 
     fn visit_arm(&mut self, a: &'ast syn::Arm) {
@@ -2956,6 +3001,17 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
         if failure {
             self.err_path_at(a.body.span());
         }
+        // `Err(e) if e.kind() == ErrorKind::Interrupted => continue` repeats a system call the
+        // process itself was interrupted in (EINTR, EAGAIN): no remote operation failed.
+        let interrupted = failure && {
+            let mut w = words_of(&a.pat);
+            if let Some((_, g)) = &a.guard {
+                w.extend(words_of(&**g));
+            }
+            w.iter().any(|w| w == "interrupted") || w.contains("would") && w.contains("block")
+        };
+        self.receiving
+            .push(interrupted || self.receiving.last() == Some(&true));
         self.success_depth += usize::from(success);
         self.failure_depth += usize::from(failure);
         self.catch_all_depth += usize::from(catch_all);
@@ -2975,6 +3031,7 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
             self.escape = outer;
         }
         self.visit_expr(&a.body);
+        self.receiving.pop();
         if success || failure {
             self.outcomes.pop();
         }
@@ -2991,6 +3048,8 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
     fn visit_expr_continue(&mut self, e: &'ast syn::ExprContinue) {
         if self.closure_depth == 0 && self.targets_us(e.label.as_ref()) {
             self.has_continue = true;
+            self.failure_continue |=
+                self.outcomes.last() == Some(&false) && self.receiving.last() != Some(&true);
         }
     }
 

@@ -1777,4 +1777,54 @@ impl Batch {
         asks-crate valid
         ");
     }
+
+    /// RULES.md's retry site needs no retry word: a loop that awaits an operation, leaves when
+    /// it succeeds and `continue`s from a failure arm goes round because the attempt failed
+    /// (kubert's lease claim, mongodb's change-stream resume). The near misses: the same shape
+    /// over a receive (a closed channel or an idle timeout is no failed operation, whatever the
+    /// receiver), and an interrupted system call (EINTR) repeated in place.
+    #[test]
+    fn a_failure_arm_that_continues_is_a_retry_without_retry_words() {
+        insta::assert_snapshot!(check(
+            "impl Lease {
+    async fn ensure_claimed(&self, me: &str) -> Result<Claim, Error> {
+        loop {
+            let claim = match self.acquire(me).await {
+                Ok(c) => c,
+                Err(e) if Self::is_conflict(&e) => {
+                    self.resync().await?;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            return Ok(claim);
+        }
+    }
+
+    async fn next_peer(&self, rx: &mut Peers) -> Result<Peer, Error> {
+        loop {
+            match timeout(Duration::from_secs(5), rx.next()).await {
+                Ok(Some(p)) => return Ok(p),
+                Ok(None) => return Err(Error::Closed),
+                Err(_) => continue,
+            }
+        }
+    }
+
+    async fn open(path: &Path) -> io::Result<File> {
+        loop {
+            match Op::open(path).await {
+                Ok(f) => return Ok(f),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}"
+        ), @r"
+        site #0 3:9 loop cap=none deadline=- exits-on-failure ungated-round=8:21
+        asks-crate is_conflict
+        asks-crate resync
+        ");
+    }
 }
