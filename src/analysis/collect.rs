@@ -1750,11 +1750,15 @@ fn outer_bound(facts: &mut Facts, private: &HashSet<usize>, calls: &CallsByName<
         }
     }
     let mut bounded: HashSet<usize> = HashSet::new();
-    // Callers of callers, a few levels up; each round can only add functions.
+    // Callers of callers, a few levels up; each round can only add functions. A round judges
+    // by the functions the rounds before it found bounded, never by its own additions, so the
+    // levels reached do not depend on the order the set is walked in (a `HashSet`: walked in
+    // place, one run reached a fourth level and the next did not).
     for _ in 0..3 {
         let mut grew = false;
+        let known = bounded.clone();
         for &f in private {
-            if bounded.contains(&f) {
+            if known.contains(&f) {
                 continue;
             }
             let name = &facts.functions[f].name;
@@ -1766,7 +1770,7 @@ fn outer_bound(facts: &mut Facts, private: &HashSet<usize>, calls: &CallsByName<
                     continue; // recursion: bounded as the outer call is
                 }
                 any = true;
-                all &= c.bounded || from.is_some_and(|g| bounded.contains(&g));
+                all &= c.bounded || from.is_some_and(|g| known.contains(&g));
             }
             if any && all {
                 bounded.insert(f);
