@@ -124,6 +124,17 @@ pub struct AttemptTimer {
     pub site: usize,
 }
 
+/// A fixed timer in a function that holds no retry site around it ([`ClientSummary::helper_timers`]).
+#[derive(Debug, Clone)]
+pub struct HelperTimer {
+    /// The callee (primary location).
+    pub span: Span,
+    /// The duration as written.
+    pub duration: String,
+    /// The function's name as written (for the message).
+    pub function: String,
+}
+
 /// A value moves from `srcs` into `dest`.
 #[derive(Debug, Clone)]
 pub struct Flow {
@@ -152,6 +163,10 @@ pub struct ClientSummary {
     pub calls: HashMap<String, (usize, usize)>,
     /// Per-attempt timers at retry sites.
     pub attempt_timers: Vec<AttemptTimer>,
+    /// Function key -> the fixed timers its body wraps around work outside any retry site of
+    /// its own (`async fn patch(..) { timeout(API_TIMEOUT, api.patch(..)).await }`): a timer per
+    /// attempt of every retry site that calls the function ([`super::index`]).
+    pub helper_timers: BTreeMap<String, Vec<HelperTimer>>,
     /// Functions (keys) that compare elapsed or remaining time: a site calling one checks a
     /// deadline in a helper.
     pub time_checks: BTreeSet<String>,
@@ -174,6 +189,7 @@ impl ClientSummary {
             && self.calls.is_empty()
             && self.impls.is_empty()
             && self.status_gates.is_empty()
+            && self.helper_timers.is_empty()
     }
 }
 
@@ -730,9 +746,18 @@ impl Summarizer<'_> {
             .filter(|(_, s)| s.span.contains(call_span) && s.span != call_span)
             .min_by_key(|(_, s)| s.span.end - s.span.start)
             .map(|(i, _)| i);
-        let (Some(site), Some(d)) = (site, call.args.first()) else {
+        let Some(d) = call.args.first() else {
             return;
         };
+        // A timer around a retry site is that site's deadline, whoever calls the function; one
+        // under a deadline wrapper is bounded by it.
+        if site.is_none()
+            && (self.deadline > 0
+                || self.keys.is_empty()
+                || self.facts.sites.iter().any(|s| call_span.contains(s.span)))
+        {
+            return;
+        }
         let mut words = words_of(d);
         let func = self
             .facts
@@ -749,14 +774,40 @@ impl Summarizer<'_> {
         // A connect timer counts as any other: RULES.md exempts connection setup only from the
         // client timeouts, whose worst case it does not set; a fresh timer per attempt around a
         // connect still makes attempts x timeout with nothing bounding the whole.
-        if fixed_words_fail(&words) {
+        if fixed_words_fail(&words) || not_fixed(d) {
             return;
         }
-        self.out.attempt_timers.push(AttemptTimer {
-            span: self.span(call.func.span()),
-            duration: self.src.slice(self.span(d.span())).to_string(),
-            site,
-        });
+        let span = self.span(call.func.span());
+        let duration = self.src.slice(self.span(d.span())).to_string();
+        match site {
+            Some(site) => self.out.attempt_timers.push(AttemptTimer {
+                span,
+                duration,
+                site,
+            }),
+            // A duration the function is handed (`fn timeout(d: Duration, f: F)`, a runtime's
+            // own wrapper) is its caller's to choose, perhaps from the time left: no guess.
+            None if self
+                .srcs(d)
+                .iter()
+                .any(|s| matches!(s, Src::Name(n) if n.starts_with("param:"))) => {}
+            None => {
+                let function = func
+                    .map(|f| self.facts.functions[f].name.clone())
+                    .unwrap_or_default();
+                for k in &self.keys {
+                    self.out
+                        .helper_timers
+                        .entry(k.clone())
+                        .or_default()
+                        .push(HelperTimer {
+                            span,
+                            duration: duration.clone(),
+                            function: function.clone(),
+                        });
+                }
+            }
+        }
     }
 }
 

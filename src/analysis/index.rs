@@ -20,7 +20,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::clients::{ClientSummary, SiteUse, Src, StatusGate, TimeoutCall};
+use super::clients::{ClientSummary, HelperTimer, SiteUse, Src, StatusGate, TimeoutCall};
 
 /// A method called on a receiver of unknown type links to every crate method of that name when
 /// there are at most this many; with more, the name says nothing.
@@ -144,10 +144,15 @@ pub struct ClientFinding {
 pub struct AttemptFinding {
     /// Display path.
     pub path: String,
-    /// The timer call.
-    pub timer: super::clients::AttemptTimer,
+    /// The timer's callee (primary location).
+    pub span: super::Span,
+    /// Its duration as written.
+    pub duration: String,
     /// Its site.
     pub site: SiteUse,
+    /// Where the site is when the timer is in a function it calls (display path, and the
+    /// function holding the timer): `None` when the timer is written at the site itself.
+    pub through: Option<(String, String)>,
     /// Duration in seconds, when known.
     pub secs: Option<f64>,
 }
@@ -191,7 +196,11 @@ impl CrateIndex {
     pub fn build(files: &[&ClientSummary]) -> Self {
         let statuses = statuses(files);
         let seeds = files.iter().any(|f| !f.timeouts.is_empty());
-        if !seeds && files.iter().all(|f| f.attempt_timers.is_empty()) {
+        if !seeds
+            && files
+                .iter()
+                .all(|f| f.attempt_timers.is_empty() && f.helper_timers.is_empty())
+        {
             // Most crates build no client with a timeout: nothing more to join.
             return Self {
                 statuses,
@@ -287,8 +296,10 @@ impl CrateIndex {
                 }
                 out.attempts.push(AttemptFinding {
                     path: f.path.clone(),
-                    timer: t.clone(),
+                    span: t.span,
+                    duration: t.duration.clone(),
                     site: site.clone(),
+                    through: None,
                     secs: secs_of(&t.duration, &consts),
                 });
             }
@@ -298,6 +309,10 @@ impl CrateIndex {
                 }
             }
         }
+        out.attempts
+            .extend(helper_timers(files, &names, &calls, |s| {
+                has_deadline(s) || s.status_only || (s.uncapped && !s.unbounded)
+            }));
         for ((fi, ti), mut sites) in by_seed {
             let t = &files[fi].timeouts[ti];
             if sites.is_empty() && t.own_retries.is_none() {
@@ -513,6 +528,110 @@ fn statuses(files: &[&ClientSummary]) -> Vec<StatusFinding> {
             })
         })
         .collect()
+}
+
+/// How many crate calls deep a site's attempt is followed to a helper's timer: the helper it
+/// calls and the helpers of that one (kubert's `ensure_claimed` -> `renew` -> `patch`). Further,
+/// a crawler's retry reaches every timer of its fetch machinery, each a finding of its own.
+const TIMER_DEPTH: usize = 2;
+
+/// The fixed timers of crate functions ([`ClientSummary::helper_timers`]) that retry sites with
+/// no overall deadline reach through the functions their attempts call, a few calls deep: each
+/// attempt restarts the helper's timer (kubert's lease loop calling `self.patch(..)`, which is
+/// `timeout(API_TIMEOUT, api.patch(..))`), when its duration is a literal or a crate constant.
+/// One finding per timer, at the first site in path order.
+/// `skip` says which sites are bounded (as for the timers written at a site). A helper every call
+/// of which (by name) runs under a deadline wrapper is left alone, as a site's function is.
+fn helper_timers(
+    files: &[&ClientSummary],
+    names: &Names,
+    calls: &HashMap<&str, (usize, usize)>,
+    skip: impl Fn(&SiteUse) -> bool,
+) -> Vec<AttemptFinding> {
+    // Every file's timers under a key: methods of one name in two files (a trait's
+    // implementations, or two types a name cannot tell apart) are all candidates.
+    let mut timers: HashMap<&str, Vec<(usize, &HelperTimer)>> = HashMap::new();
+    for (fi, f) in files.iter().enumerate() {
+        for (k, ts) in &f.helper_timers {
+            timers
+                .entry(k.as_str())
+                .or_default()
+                .extend(ts.iter().map(|t| (fi, t)));
+        }
+    }
+    if timers.is_empty() {
+        return Vec::new();
+    }
+    let mut bodies: HashMap<&str, Vec<&str>> = HashMap::new();
+    for f in files {
+        for (k, reads) in &f.bodies {
+            let called = reads.iter().filter_map(|r| match r {
+                Src::Name(n) if n.starts_with("f:") && !too_common(n) => Some(n.as_str()),
+                _ => None,
+            });
+            bodies.entry(k.as_str()).or_default().extend(called);
+        }
+    }
+    let under_deadline = |k: &str| {
+        let last = k.rsplit("::").next().unwrap_or(k).trim_start_matches("f:");
+        calls
+            .get(last)
+            .is_some_and(|&(total, under)| total > 0 && total == under)
+    };
+    let consts: HashMap<&str, &str> = files
+        .iter()
+        .flat_map(|f| f.consts.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .collect();
+    // Timer (file, span start) -> the finding, first site in path order.
+    let mut found: BTreeMap<(usize, usize), AttemptFinding> = BTreeMap::new();
+    for f in files {
+        for site in f.sites.iter().filter(|s| !skip(s)) {
+            let mut frontier: Vec<&str> = site
+                .reads
+                .iter()
+                .filter_map(|r| match r {
+                    Src::Name(n) if n.starts_with("f:") && !too_common(n) => Some(n.as_str()),
+                    _ => None,
+                })
+                .collect();
+            let mut seen: BTreeSet<String> = BTreeSet::new();
+            for _ in 0..TIMER_DEPTH {
+                let mut next = Vec::new();
+                for n in frontier {
+                    for k in names.resolve(n) {
+                        if !seen.insert(k.clone()) || under_deadline(&k) {
+                            continue;
+                        }
+                        if let Some(ts) = timers.get(k.as_str()) {
+                            // RULES.md's `timeout(CONST, attempt)`: away from the site only a
+                            // duration written with literals or crate constants is surely
+                            // fixed (a configured one may be the caller's whole budget).
+                            let fixed = ts
+                                .iter()
+                                .filter(|(_, t)| secs_of(&t.duration, &consts).is_some());
+                            for &(ti, t) in fixed {
+                                found
+                                    .entry((ti, t.span.start))
+                                    .or_insert_with(|| AttemptFinding {
+                                        path: files[ti].path.clone(),
+                                        span: t.span,
+                                        duration: t.duration.clone(),
+                                        site: site.clone(),
+                                        through: Some((f.path.clone(), t.function.clone())),
+                                        secs: secs_of(&t.duration, &consts),
+                                    });
+                            }
+                        }
+                        if let Some(called) = bodies.get(k.as_str()) {
+                            next.extend(called.iter().copied());
+                        }
+                    }
+                }
+                frontier = next;
+            }
+        }
+    }
+    found.into_values().collect()
 }
 
 /// Functions that compare elapsed or remaining time: a site that calls one checks a deadline in
@@ -833,6 +952,119 @@ pub fn connect_only(policy: ExponentialBackoff) -> Result<ClientWithMiddleware, 
         assert_eq!(
             client_findings(&[("client.rs", built)]),
             ["client.rs:5 <- client.rs:8"]
+        );
+    }
+
+    /// The lines of the attempt-timer findings of a crate made of `files`: each timer with its
+    /// site and, for a timer in a helper, the helper's name.
+    fn attempt_findings(files: &[(&str, &str)]) -> Vec<String> {
+        let apis = Apis::builtin();
+        let sums: Vec<ClientSummary> = files
+            .iter()
+            .map(|(path, text)| {
+                let src = SourceFile::new(*path, *text);
+                let ast = syn::parse_file(text).expect("the snippet parses");
+                let facts = crate::analysis::analyze(&ast, &src, &apis);
+                crate::analysis::clients::summarize(&ast, &src, &apis, &facts)
+            })
+            .collect();
+        let refs: Vec<&ClientSummary> = sums.iter().collect();
+        let line = |path: &str, at: usize| {
+            let text = files.iter().find(|(p, _)| *p == path).map_or("", |f| f.1);
+            SourceFile::new(path, text).position(at).line
+        };
+        CrateIndex::build(&refs)
+            .attempts
+            .iter()
+            .map(|a| {
+                let (site_path, via) = a
+                    .through
+                    .clone()
+                    .map_or((a.path.clone(), String::new()), |(p, f)| {
+                        (p, format!(" via {f}"))
+                    });
+                format!(
+                    "{}:{} <- {site_path}:{}{via}",
+                    a.path,
+                    line(&a.path, a.span.start),
+                    a.site.line
+                )
+            })
+            .collect()
+    }
+
+    /// A retry loop whose attempt calls a crate helper that wraps its request in a fixed timer
+    /// restarts that timer on every attempt, two calls deep and across files (kubert's lease
+    /// loop, `renew` -> `patch` -> `timeout(API_TIMEOUT, ..)`); `probe` too, though `health`
+    /// also runs it under a deadline: this loop does not. The near misses: a helper handed its
+    /// duration (a runtime's `timeout(d, f)` wrapper: the caller's choice), a configured
+    /// duration (`self.timeout`: perhaps the caller's whole budget), `health`'s timer, which no
+    /// retry calls, and the same loop under an overall `timeout`.
+    #[test]
+    fn a_fixed_timer_in_a_helper_restarts_on_every_attempt() {
+        let api = "use tokio::time;
+
+const API_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl Lease {
+    async fn patch(&self, p: &Patch) -> Result<Lease, Error> {
+        time::timeout(API_TIMEOUT, self.api.patch(p)).await.map_err(|_| Error::Timeout)?
+    }
+    async fn renew(&self, p: &Patch) -> Result<Lease, Error> {
+        self.patch(p).await
+    }
+    async fn fetch(&self) -> Result<Lease, Error> {
+        time::timeout(self.timeout, self.api.get()).await.map_err(|_| Error::Timeout)?
+    }
+    async fn probe(&self) -> Result<Lease, Error> {
+        time::timeout(Duration::from_secs(3), self.api.get()).await.map_err(|_| Error::Timeout)?
+    }
+    pub async fn health(&self) -> Result<Lease, Error> {
+        time::timeout(Duration::from_secs(30), self.probe()).await.map_err(|_| Error::Timeout)?
+    }
+}
+
+pub async fn with_timeout<F: Future>(d: Duration, f: F) -> Result<F::Output, Error> {
+    time::timeout(d, f).await.map_err(|_| Error::Timeout)
+}
+";
+        let lp = "use tokio::time;
+
+impl Lease {
+    pub async fn claim(&self, p: &Patch) -> Result<Lease, Error> {
+        for attempt in 0..5 {
+            match self.renew(p).await {
+                Ok(l) => return Ok(l),
+                Err(e) => tracing::warn!(\"attempt {attempt}: {e}\"),
+            }
+            let _ = self.fetch().await;
+            let _ = self.probe().await;
+            let _ = with_timeout(Duration::from_secs(5), self.api.get()).await;
+        }
+        Err(Error::GaveUp)
+    }
+
+    pub async fn claim_within(&self, p: &Patch) -> Result<Lease, Error> {
+        time::timeout(Duration::from_secs(60), async {
+            for attempt in 0..5 {
+                if let Ok(l) = self.renew(p).await {
+                    return Ok(l);
+                }
+                tracing::warn!(\"attempt {attempt} failed\");
+            }
+            Err(Error::GaveUp)
+        })
+        .await
+        .map_err(|_| Error::Timeout)?
+    }
+}
+";
+        assert_eq!(
+            attempt_findings(&[("api.rs", api), ("claim.rs", lp)]),
+            [
+                "api.rs:7 <- claim.rs:5 via patch",
+                "api.rs:16 <- claim.rs:5 via probe"
+            ]
         );
     }
 

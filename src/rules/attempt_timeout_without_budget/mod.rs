@@ -42,10 +42,9 @@ fn check(cx: &CrateContext) -> Vec<Diagnostic> {
         .iter()
         .filter(|a| a.path == src.path)
         .map(|a| {
-            let per = a.secs.map_or_else(
-                || format!("`{}`", a.timer.duration),
-                super::duration_text,
-            );
+            let per = a
+                .secs
+                .map_or_else(|| format!("`{}`", a.duration), super::duration_text);
             let message = match a.site.cap {
                 Some(n) => format!(
                     "each attempt gets a fresh {per} timeout: up to {n} x {per} with no overall deadline"
@@ -54,12 +53,28 @@ fn check(cx: &CrateContext) -> Vec<Diagnostic> {
                     "each attempt gets a fresh {per} timeout and nothing bounds the attempts together"
                 ),
             };
-            let d = Diagnostic::new(&RULE, a.timer.span, message)
-                .label("restarts on every attempt")
-                .related(a.site.anchor, "retry site with no overall deadline")
+            let d = Diagnostic::new(&RULE, a.span, message)
                 .help("derive each attempt's timeout from one budget: `timeoutlint_retry::RetryPolicy::builder().total(budget).attempt_timeout(d)` (each `Attempt` carries `timeout = min(d, time left)`), or `timeout(remaining.min(d), ..)` against a deadline computed once");
+            // A timer in a function the site calls: the site is elsewhere, and the rewrite of
+            // the loop would not see the timer.
+            if let Some((site_path, function)) = &a.through {
+                let d = d.label(format!(
+                    "`{function}` restarts this timer on every attempt of a retry site that calls it"
+                ));
+                return if *site_path == a.path {
+                    d.related(a.site.anchor, "retry site with no overall deadline")
+                } else {
+                    d.note(format!(
+                        "retried with no overall deadline at {site_path}:{}:{}",
+                        a.site.line, a.site.col
+                    ))
+                };
+            }
+            let d = d
+                .label("restarts on every attempt")
+                .related(a.site.anchor, "retry site with no overall deadline");
             let rewrite = ast.and_then(|ast| {
-                policy_loop::rewrite(src, ast, a.site.anchor, &PerAttempt::Timer(a.timer.span))
+                policy_loop::rewrite(src, ast, a.site.anchor, &PerAttempt::Timer(a.span))
             });
             match rewrite {
                 Some(r) => d.fix(Fix {
