@@ -457,16 +457,7 @@ fn statuses(files: &[&ClientSummary]) -> Vec<StatusFinding> {
         return Vec::new();
     }
     let names = Names::new(files);
-    let mut bodies: HashMap<&str, Vec<&str>> = HashMap::new();
-    for f in files {
-        for (k, reads) in &f.bodies {
-            let calls = reads.iter().filter_map(|r| match r {
-                Src::Name(n) if n.starts_with("f:") && !too_common(n) => Some(n.as_str()),
-                _ => None,
-            });
-            bodies.entry(k.as_str()).or_default().extend(calls);
-        }
-    }
+    let bodies = call_graph(files);
     let mut by_gate: BTreeMap<(usize, usize), Vec<SiteRef>> = BTreeMap::new();
     for (fi, f) in files.iter().enumerate() {
         for site in f.sites.iter().filter(|s| !s.status_callees.is_empty()) {
@@ -535,6 +526,21 @@ fn statuses(files: &[&ClientSummary]) -> Vec<StatusFinding> {
 /// a crawler's retry reaches every timer of its fetch machinery, each a finding of its own.
 const TIMER_DEPTH: usize = 2;
 
+/// Function key -> the crate functions its body calls (by the names the summaries wrote).
+fn call_graph<'a>(files: &[&'a ClientSummary]) -> HashMap<&'a str, Vec<&'a str>> {
+    let mut graph: HashMap<&str, Vec<&str>> = HashMap::new();
+    for f in files {
+        for (k, reads) in &f.bodies {
+            let called = reads.iter().filter_map(|r| match r {
+                Src::Name(n) if n.starts_with("f:") && !too_common(n) => Some(n.as_str()),
+                _ => None,
+            });
+            graph.entry(k.as_str()).or_default().extend(called);
+        }
+    }
+    graph
+}
+
 /// The fixed timers of crate functions ([`ClientSummary::helper_timers`]) that retry sites with
 /// no overall deadline reach through the functions their attempts call, a few calls deep: each
 /// attempt restarts the helper's timer (kubert's lease loop calling `self.patch(..)`, which is
@@ -562,16 +568,7 @@ fn helper_timers(
     if timers.is_empty() {
         return Vec::new();
     }
-    let mut bodies: HashMap<&str, Vec<&str>> = HashMap::new();
-    for f in files {
-        for (k, reads) in &f.bodies {
-            let called = reads.iter().filter_map(|r| match r {
-                Src::Name(n) if n.starts_with("f:") && !too_common(n) => Some(n.as_str()),
-                _ => None,
-            });
-            bodies.entry(k.as_str()).or_default().extend(called);
-        }
-    }
+    let bodies = call_graph(files);
     let under_deadline = |k: &str| {
         let last = k.rsplit("::").next().unwrap_or(k).trim_start_matches("f:");
         calls
@@ -808,9 +805,8 @@ mod tests {
     use crate::base::apis::Apis;
     use crate::base::source::SourceFile;
 
-    /// The lines of the client findings of a crate made of `files` (path, text): each timeout
-    /// with the lines of the sites charged with it.
-    fn client_findings(files: &[(&str, &str)]) -> Vec<String> {
+    /// The index of a crate made of `files` (path, text).
+    fn index_of(files: &[(&str, &str)]) -> CrateIndex {
         let apis = Apis::builtin();
         let sums: Vec<ClientSummary> = files
             .iter()
@@ -823,6 +819,12 @@ mod tests {
             .collect();
         let refs: Vec<&ClientSummary> = sums.iter().collect();
         CrateIndex::build(&refs)
+    }
+
+    /// The lines of the client findings of a crate made of `files` (path, text): each timeout
+    /// with the lines of the sites charged with it.
+    fn client_findings(files: &[(&str, &str)]) -> Vec<String> {
+        index_of(files)
             .clients
             .iter()
             .map(|f| {
@@ -958,22 +960,11 @@ pub fn connect_only(policy: ExponentialBackoff) -> Result<ClientWithMiddleware, 
     /// The lines of the attempt-timer findings of a crate made of `files`: each timer with its
     /// site and, for a timer in a helper, the helper's name.
     fn attempt_findings(files: &[(&str, &str)]) -> Vec<String> {
-        let apis = Apis::builtin();
-        let sums: Vec<ClientSummary> = files
-            .iter()
-            .map(|(path, text)| {
-                let src = SourceFile::new(*path, *text);
-                let ast = syn::parse_file(text).expect("the snippet parses");
-                let facts = crate::analysis::analyze(&ast, &src, &apis);
-                crate::analysis::clients::summarize(&ast, &src, &apis, &facts)
-            })
-            .collect();
-        let refs: Vec<&ClientSummary> = sums.iter().collect();
         let line = |path: &str, at: usize| {
             let text = files.iter().find(|(p, _)| *p == path).map_or("", |f| f.1);
             SourceFile::new(path, text).position(at).line
         };
-        CrateIndex::build(&refs)
+        index_of(files)
             .attempts
             .iter()
             .map(|a| {
