@@ -544,7 +544,8 @@ fn call_graph<'a>(files: &[&'a ClientSummary]) -> HashMap<&'a str, Vec<&'a str>>
 /// The fixed timers of crate functions ([`ClientSummary::helper_timers`]) that retry sites with
 /// no overall deadline reach through the functions their attempts call, a few calls deep: each
 /// attempt restarts the helper's timer (kubert's lease loop calling `self.patch(..)`, which is
-/// `timeout(API_TIMEOUT, api.patch(..))`), when its duration is a literal or a crate constant.
+/// `timeout(API_TIMEOUT, api.patch(..))`), when its duration is a literal or a crate constant of
+/// a second or more.
 /// One finding per timer, at the first site in path order.
 /// `skip` says which sites are bounded (as for the timers written at a site). A helper every call
 /// of which (by name) runs under a deadline wrapper is left alone, as a site's function is.
@@ -603,9 +604,12 @@ fn helper_timers(
                             // RULES.md's `timeout(CONST, attempt)`: away from the site only a
                             // duration written with literals or crate constants is surely
                             // fixed (a configured one may be the caller's whole budget).
-                            let fixed = ts
-                                .iter()
-                                .filter(|(_, t)| secs_of(&t.duration, &consts).is_some());
+                            // Under a second (a 50 ms drain before reusing a connection) it
+                            // adds nothing a caller would notice, as the sub-second waits
+                            // uncancellable-backoff leaves alone.
+                            let fixed = ts.iter().filter(|(_, t)| {
+                                secs_of(&t.duration, &consts).is_some_and(|s| s >= 1.0)
+                            });
                             for &(ti, t) in fixed {
                                 found
                                     .entry((ti, t.span.start))
@@ -989,8 +993,9 @@ pub fn connect_only(policy: ExponentialBackoff) -> Result<ClientWithMiddleware, 
     /// loop, `renew` -> `patch` -> `timeout(API_TIMEOUT, ..)`); `probe` too, though `health`
     /// also runs it under a deadline: this loop does not. The near misses: a helper handed its
     /// duration (a runtime's `timeout(d, f)` wrapper: the caller's choice), a configured
-    /// duration (`self.timeout`: perhaps the caller's whole budget), `health`'s timer, which no
-    /// retry calls, and the same loop under an overall `timeout`.
+    /// duration (`self.timeout`: perhaps the caller's whole budget), a 50 ms drain (nothing a
+    /// caller would notice), `health`'s timer, which no retry calls, and the same loop under an
+    /// overall `timeout`.
     #[test]
     fn a_fixed_timer_in_a_helper_restarts_on_every_attempt() {
         let api = "use tokio::time;
@@ -1009,6 +1014,9 @@ impl Lease {
     }
     async fn probe(&self) -> Result<Lease, Error> {
         time::timeout(Duration::from_secs(3), self.api.get()).await.map_err(|_| Error::Timeout)?
+    }
+    async fn drain(&self) {
+        let _ = time::timeout(Duration::from_millis(50), self.api.drain()).await;
     }
     pub async fn health(&self) -> Result<Lease, Error> {
         time::timeout(Duration::from_secs(30), self.probe()).await.map_err(|_| Error::Timeout)?
@@ -1030,6 +1038,7 @@ impl Lease {
             }
             let _ = self.fetch().await;
             let _ = self.probe().await;
+            self.drain().await;
             let _ = with_timeout(Duration::from_secs(5), self.api.get()).await;
         }
         Err(Error::GaveUp)
