@@ -2521,6 +2521,10 @@ struct LoopScan<'a> {
     /// interrupted system call; a failure there (a closed channel, an idle timeout, EINTR) is no
     /// failed remote operation to repeat.
     receiving: Vec<bool>,
+    /// Calls of the loop's own code (not of closures) that take a next item, wherever their
+    /// receiver was made (a next-item name, or a stream's `next`): counted so a scrutinee can
+    /// tell whether it holds one once it has been walked.
+    receive_calls: usize,
     has_exit: bool,
     /// An exit on a success path (an `Ok` arm, `if let Ok`, the loop's unconditional tail).
     success_exit: bool,
@@ -2589,6 +2593,7 @@ impl<'a> LoopScan<'a> {
             has_continue: false,
             failure_continue: false,
             receiving: Vec::new(),
+            receive_calls: 0,
             has_exit: false,
             success_exit: false,
             failure_exit: false,
@@ -2625,13 +2630,18 @@ impl<'a> LoopScan<'a> {
         if self.loop_depth > 0 {
             return false;
         }
-        let apis = &self.apis.retry;
-        let first = name.split('_').next().unwrap_or_default();
         // On a value made in this round (a fresh subscription, a new connection) the receive
         // is part of the attempt, whatever its name.
-        (apis.next_item_calls.iter().any(|c| c == name)
-            || apis.next_item_verbs.iter().any(|v| v == first))
+        self.next_item_name(name)
             && receiver_root(receiver).is_none_or(|r| !self.bound_here.contains(&r))
+    }
+
+    /// A known next-item call, or a call named with a next-item verb (`receive_single_message`).
+    fn next_item_name(&self, name: &str) -> bool {
+        let apis = &self.apis.retry;
+        let first = name.split('_').next().unwrap_or_default();
+        apis.next_item_calls.iter().any(|c| c == name)
+            || apis.next_item_verbs.iter().any(|v| v == first)
     }
 
     /// The loop goes round again after a failure.
@@ -2697,28 +2707,6 @@ impl<'a> LoopScan<'a> {
             Expr::MethodCall(m) => m.args.iter().any(|a| Self::names_one(&self.deadlines, a)),
             _ => false,
         }
-    }
-
-    /// `e` takes the next item of a channel, stream or listener (a next-item call or verb, or a
-    /// stream's `next`), wherever its receiver was made: for [`Self::failure_continue`].
-    fn receives(&self, e: &Expr) -> bool {
-        struct V<'a>(&'a Apis, bool);
-        impl<'ast> Visit<'ast> for V<'_> {
-            fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
-                let name = m.method.to_string();
-                let first = name.split('_').next().unwrap_or_default();
-                let retry = &self.0.retry;
-                self.1 |= name == "next"
-                    || retry.next_item_calls.contains(&name)
-                    || retry.next_item_verbs.iter().any(|v| v == first);
-                visit::visit_expr_method_call(self, m);
-            }
-            fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
-            fn visit_expr_async(&mut self, _: &'ast syn::ExprAsync) {}
-        }
-        let mut v = V(self.apis, false);
-        v.visit_expr(e);
-        v.1
     }
 
     fn failure_path(&self) -> bool {
@@ -2896,7 +2884,9 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
         }
         self.inert_cond = inert;
         self.unexiting_cond = unexiting;
+        let receives_before = self.receive_calls;
         self.visit_expr(&e.cond);
+        let receiving = matches!(&*e.cond, Expr::Let(_)) && self.receive_calls > receives_before;
         (self.escape, self.inert_cond, self.unexiting_cond) = outer;
         // `if let Ok(v) = attempt().await { return v }`: the outcome of an operation is tested
         // like `is_ok()`, and the path past a branch that always leaves is the `Err` one, which
@@ -2948,7 +2938,6 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
         if success || err {
             self.outcomes.push(success);
         }
-        let receiving = matches!(&*e.cond, Expr::Let(l) if self.receives(&l.expr));
         self.receiving.push(receiving);
         self.visit_block(&e.then_branch);
         self.receiving.pop();
@@ -2974,8 +2963,9 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
         for attr in &m.attrs {
             self.visit_attribute(attr);
         }
+        let receives_before = self.receive_calls;
         self.visit_expr(&m.expr);
-        self.receiving.push(self.receives(&m.expr));
+        self.receiving.push(self.receive_calls > receives_before);
         for a in &m.arms {
             let outer = self.escape.clone();
             if escape.is_some() && opt::is_some_pat(&a.pat) {
@@ -3147,6 +3137,9 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
 
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
         let name = m.method.to_string();
+        if self.closure_depth == 0 && (name == "next" || self.next_item_name(&name)) {
+            self.receive_calls += 1;
+        }
         match name.as_str() {
             // The outcome of an attempt tested; an HTTP status class is one too (RULES: a
             // retryable status is a failure path).

@@ -344,7 +344,7 @@ impl Sites<'_> {
                 }
                 let classifies = self.facts.sites[site].classifies;
                 let gate = self.callee_gate(e, !classifies).map(|t| (t, false));
-                if gate.is_none() && !self.facts.sites[site].classifies {
+                if gate.is_none() && !classifies {
                     self.silent.push((site, attempt_callees(e)));
                 }
                 gate
