@@ -13,7 +13,6 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
 use syn::Expr;
 
@@ -199,7 +198,7 @@ impl<'ast> Bodies<'ast> {
             if n.in_macro || n.body.is_some_and(|b| !holds[b as usize]) {
                 continue;
             }
-            let span = span_of(src, e.span());
+            let span = span_of(src, super::spans::of(&e));
             if let Some(&site) = by_span.get(&(span.start, span.end)) {
                 out[site].get_or_insert(i);
             }
@@ -255,7 +254,7 @@ impl<'ast> Visit<'ast> for Bodies<'ast> {
             block: &f.block,
             in_trait: false,
             free: true,
-            span: f.span(),
+            span: super::spans::of(&f),
             attrs: &f.attrs,
             node: 0,
         };
@@ -268,7 +267,7 @@ impl<'ast> Visit<'ast> for Bodies<'ast> {
             block: &f.block,
             in_trait: false,
             free: false,
-            span: f.span(),
+            span: super::spans::of(&f),
             attrs: &f.attrs,
             node: 0,
         };
@@ -282,7 +281,7 @@ impl<'ast> Visit<'ast> for Bodies<'ast> {
                 block,
                 in_trait: true,
                 free: false,
-                span: f.span(),
+                span: super::spans::of(&f),
                 attrs: &f.attrs,
                 node: 0,
             };

@@ -20,7 +20,6 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use quote::ToTokens;
-use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
 use syn::{Expr, Pat};
 
@@ -477,7 +476,7 @@ impl Summarizer<'_> {
 
     fn classify(&mut self, m: &syn::ExprMethodCall, name: &str) -> Option<usize> {
         let arg = m.args.first()?;
-        let text = one_line(self.src.slice(self.span(arg.span())));
+        let text = one_line(self.src.slice(self.span(super::spans::of(&arg))));
         let computed = matches!(arg, Expr::Path(p) if p.path.get_ident()
             .is_some_and(|id| self.computed_locals.contains(&id.to_string())));
         if text == "None" || computed || not_fixed(arg) {
@@ -507,7 +506,10 @@ impl Summarizer<'_> {
         if !counts {
             return None;
         }
-        let span = Span::new(self.span(m.method.span()).start, self.span(m.span()).end);
+        let span = Span::new(
+            self.span(m.method.span()).start,
+            self.span(super::spans::of(&m)).end,
+        );
         Some(self.push_timeout(span, name.to_string(), &text, None, own_retries))
     }
 
@@ -616,7 +618,7 @@ impl Summarizer<'_> {
     /// Record the current function's status gate, if it has one and no retry site of its own
     /// (a site judges its own tests). Only a body that says `is_success` is scanned.
     fn status_gate(&mut self, block: &syn::Block) {
-        let at = self.span(block.span());
+        let at = self.span(super::spans::of(&block));
         if !self.src.slice(at).contains("is_success")
             || self.facts.sites.iter().any(|s| at.contains(s.span))
         {
@@ -735,7 +737,7 @@ impl Summarizer<'_> {
         {
             return;
         }
-        let call_span = self.span(call.span());
+        let call_span = self.span(super::spans::of(&call));
         // The innermost site that contains this call (a site inside the call is the other
         // way round: a deadline around the site, which the retry-site model already knows).
         let site = self
@@ -777,8 +779,8 @@ impl Summarizer<'_> {
         if fixed_words_fail(&words) || not_fixed(d) {
             return;
         }
-        let span = self.span(call.func.span());
-        let duration = self.src.slice(self.span(d.span())).to_string();
+        let span = self.span(super::spans::of(&call.func));
+        let duration = self.src.slice(self.span(super::spans::of(&d))).to_string();
         match site {
             Some(site) => self.out.attempt_timers.push(AttemptTimer {
                 span,
@@ -1088,7 +1090,7 @@ impl<'ast> Visit<'ast> for Reads<'_, '_> {
             args.extend(r.out);
         }
         if !args.is_empty() {
-            let start = self.s.span(c.span()).start;
+            let start = self.s.span(super::spans::of(&c)).start;
             let name = format!("ext:{k}@{}:{start}", self.s.out.path);
             self.s.flow(args, name.clone());
             self.out.insert(Src::Name(name));
@@ -1157,7 +1159,10 @@ impl Summarizer<'_> {
             return;
         }
         let Some(count) = m.args.first() else { return };
-        let count = self.src.slice(self.span(count.span())).to_string();
+        let count = self
+            .src
+            .slice(self.span(super::spans::of(&count)))
+            .to_string();
         if count
             .chars()
             .take_while(char::is_ascii_digit)
@@ -1181,11 +1186,11 @@ impl Summarizer<'_> {
                 let Some(arg) = inner.args.first() else {
                     return;
                 };
-                let text = one_line(self.src.slice(self.span(arg.span())));
+                let text = one_line(self.src.slice(self.span(super::spans::of(&arg))));
                 if text == "None" || not_fixed(arg) {
                     return;
                 }
-                let span = Span::new(start, self.span(inner.span()).end);
+                let span = Span::new(start, self.span(super::spans::of(&inner)).end);
                 let s = self.push_timeout(span, name, &text, None, Some(count));
                 self.seen.insert(start, Some(s));
                 self.body.insert(Src::Seed(s));
@@ -1218,7 +1223,7 @@ impl Summarizer<'_> {
             .find(|d| res.contains(&d.path))
             .cloned()
         {
-            let span = self.span(c.span());
+            let span = self.span(super::spans::of(&c));
             if let Some(s) = self.seen.get(&span.start) {
                 return *s;
             }
@@ -1243,7 +1248,7 @@ impl Summarizer<'_> {
     /// `TimeoutLayer::new(d)` counts only when a retry layer wraps it: an earlier `.layer(..)`
     /// of the same `ServiceBuilder` chain holds a retry combinator.
     fn timeout_layer(&mut self, c: &syn::ExprCall) -> Option<usize> {
-        let span = self.span(c.span());
+        let span = self.span(super::spans::of(&c));
         if let Some(s) = self.seen.get(&span.start) {
             return *s;
         }
@@ -1264,7 +1269,7 @@ impl Summarizer<'_> {
                 && !between.contains(';')
         })?;
         let d = c.args.first()?;
-        let d = self.src.slice(self.span(d.span())).to_string();
+        let d = self.src.slice(self.span(super::spans::of(&d))).to_string();
         let s = self.push_timeout(span, "TimeoutLayer::new".into(), &d, None, None);
         self.seen.insert(span.start, Some(s));
         // The retry layer wraps it: every retried call goes through this timeout.
@@ -1439,7 +1444,7 @@ impl<'ast> Summarizer<'_> {
                     | Expr::MethodCall(_)
             )
         {
-            let sp = self.span(e.span());
+            let sp = self.span(super::spans::of(&e));
             if let Some(&i) = self.sites_by_span.get(&(sp.start, sp.end)) {
                 let s = self.reads_all(e);
                 self.out.sites[i].reads.extend(s);
@@ -1449,7 +1454,7 @@ impl<'ast> Summarizer<'_> {
             if let Expr::MethodCall(m) = e {
                 if m.method == "with" {
                     for a in &m.args {
-                        let sp = self.span(a.span());
+                        let sp = self.span(super::spans::of(&a));
                         if let Some(&i) = self.sites_by_span.get(&(sp.start, sp.end)) {
                             let s = self.reads_all(&*m.receiver);
                             self.out.sites[i].reads.extend(s);
@@ -1487,10 +1492,13 @@ impl<'ast> Summarizer<'_> {
                         .iter()
                         .any(|t| t == "timeout_mut")
                 {
-                    let text = self.src.slice(self.span(a.right.span())).to_string();
+                    let text = self
+                        .src
+                        .slice(self.span(super::spans::of(&a.right)))
+                        .to_string();
                     if text != "None" && !not_fixed(&a.right) {
                         let span = self.span(m.method.span());
-                        let span = Span::new(span.start, self.span(a.span()).end);
+                        let span = Span::new(span.start, self.span(super::spans::of(&a)).end);
                         if !self.seen.contains_key(&span.start) {
                             let s =
                                 self.push_timeout(span, "timeout_mut".into(), &text, None, None);

@@ -458,7 +458,7 @@ impl Collector<'_> {
 
     fn note_single_stmt(&mut self, idx: usize, block: &syn::Block) {
         if let [only] = block.stmts.as_slice() {
-            let s = self.span(only.span());
+            let s = self.span(super::spans::of(&only));
             self.single_stmt.insert(idx, s);
         }
     }
@@ -670,7 +670,7 @@ impl Collector<'_> {
             .then(|| args.iter().nth(w.param))
             .flatten()
             .map(|a| super::Resend {
-                arg: self.span(a.span()),
+                arg: self.span(super::spans::of(&a)),
                 wrapper: w.name.clone(),
             });
         let deadline =
@@ -699,7 +699,7 @@ impl Collector<'_> {
     }
 
     fn sleep(&mut self, call: &syn::ExprCall, path: String, blocking: bool) {
-        self.sleep_at(call.span(), call.args.first(), path, blocking);
+        self.sleep_at(super::spans::of(&call), call.args.first(), path, blocking);
     }
 
     /// A sleep that is not in the vocabulary but is one by its shape: an awaited call of one
@@ -734,7 +734,7 @@ impl Collector<'_> {
         let (duration, duration_words, duration_idents) = arg.map_or_else(
             || (String::new(), BTreeSet::new(), BTreeSet::new()),
             |a| {
-                let text = self.src.slice(self.span(a.span())).to_string();
+                let text = self.src.slice(self.span(super::spans::of(&a))).to_string();
                 (text, words_of(a), super::Binding::idents_of(a))
             },
         );
@@ -802,7 +802,7 @@ impl Collector<'_> {
             // A body that never spells its own name cannot call itself: skip the walk.
             .filter(|name| {
                 self.src
-                    .slice(self.span(block.span()))
+                    .slice(self.span(super::spans::of(&block)))
                     .contains(name.as_str())
             })
             .and_then(|name| super::shapes::recursion(&name, block))
@@ -1236,7 +1236,7 @@ impl Collector<'_> {
         let Some((root, methods)) = strategy::chain_above_call(m) else {
             return;
         };
-        let start = self.span(root.span()).start;
+        let start = self.span(super::spans::of(&root)).start;
         if self.chain_readings.contains_key(&start) {
             return;
         }
@@ -1293,11 +1293,16 @@ impl<'ast> Visit<'ast> for Collector<'_> {
         let sites = std::mem::take(&mut self.site_stack);
         let (raced, deadline) = (self.raced, self.deadline);
         (self.raced, self.deadline) = (0, 0);
-        self.fn_like(i.sig.ident.to_string(), i.span(), &i.sig, &i.block);
+        self.fn_like(
+            i.sig.ident.to_string(),
+            super::spans::of(&i),
+            &i.sig,
+            &i.block,
+        );
         if matches!(i.vis, syn::Visibility::Inherited) {
             self.private_fns.extend(self.fn_stack.last().copied());
         }
-        let site = self.shape_site(&i.sig, i.span(), &i.block, false);
+        let site = self.shape_site(&i.sig, super::spans::of(&i), &i.block, false);
         visit::visit_item_fn(self, i);
         if site {
             self.site_stack.pop();
@@ -1308,12 +1313,17 @@ impl<'ast> Visit<'ast> for Collector<'_> {
     }
 
     fn visit_impl_item_fn(&mut self, i: &'ast syn::ImplItemFn) {
-        self.fn_like(i.sig.ident.to_string(), i.span(), &i.sig, &i.block);
+        self.fn_like(
+            i.sig.ident.to_string(),
+            super::spans::of(&i),
+            &i.sig,
+            &i.block,
+        );
         if matches!(i.vis, syn::Visibility::Inherited) && !self.in_trait_impl {
             self.private_fns.extend(self.fn_stack.last().copied());
         }
         let policy = self.in_policy && i.sig.ident == "retry";
-        let site = self.shape_site(&i.sig, i.span(), &i.block, policy);
+        let site = self.shape_site(&i.sig, super::spans::of(&i), &i.block, policy);
         visit::visit_impl_item_fn(self, i);
         if site {
             self.site_stack.pop();
@@ -1323,14 +1333,14 @@ impl<'ast> Visit<'ast> for Collector<'_> {
 
     fn visit_trait_item_fn(&mut self, i: &'ast syn::TraitItemFn) {
         if let Some(block) = &i.default {
-            self.fn_like(i.sig.ident.to_string(), i.span(), &i.sig, block);
+            self.fn_like(i.sig.ident.to_string(), super::spans::of(&i), &i.sig, block);
             visit::visit_trait_item_fn(self, i);
             self.fn_stack.pop();
         }
     }
 
     fn visit_expr_closure(&mut self, c: &'ast syn::ExprClosure) {
-        let span = self.span(c.span());
+        let span = self.span(super::spans::of(&c));
         let idx = self.push_fn(
             "<closure>".into(),
             span,
@@ -1345,7 +1355,7 @@ impl<'ast> Visit<'ast> for Collector<'_> {
     }
 
     fn visit_expr_async(&mut self, a: &'ast syn::ExprAsync) {
-        let span = self.span(a.span());
+        let span = self.span(super::spans::of(&a));
         let idx = self.push_fn("<async block>".into(), span, FnKind::AsyncBlock, true);
         self.note_single_stmt(idx, &a.block);
         visit::visit_expr_async(self, a);
@@ -1364,7 +1374,7 @@ impl<'ast> Visit<'ast> for Collector<'_> {
     }
 
     fn visit_expr_await(&mut self, a: &'ast syn::ExprAwait) {
-        let s = self.span(a.base.span());
+        let s = self.span(super::spans::of(&a.base));
         self.awaited.insert(s.start);
         visit::visit_expr_await(self, a);
     }
@@ -1372,7 +1382,7 @@ impl<'ast> Visit<'ast> for Collector<'_> {
     fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
         if let (Some(f), Expr::Path(p)) = (self.fn_stack.last().copied(), &*a.left) {
             if let Some(id) = p.path.get_ident() {
-                let at = self.span(a.span()).start;
+                let at = self.span(super::spans::of(&a)).start;
                 self.facts.functions[f]
                     .bindings
                     .entry(id.to_string())
@@ -1390,8 +1400,11 @@ impl<'ast> Visit<'ast> for Collector<'_> {
                 p => p,
             };
             if let Pat::Ident(id) = pat {
-                self.local_inits
-                    .push((Some(f), id.ident.to_string(), self.span(init.expr.span())));
+                self.local_inits.push((
+                    Some(f),
+                    id.ident.to_string(),
+                    self.span(super::spans::of(&init.expr)),
+                ));
                 let mut r = Reading::default();
                 let locals = self.strategy_locals.entry(f).or_default();
                 r.read(&init.expr, &self.apis.strategies, locals);
@@ -1404,7 +1417,7 @@ impl<'ast> Visit<'ast> for Collector<'_> {
                         .or_default()
                         .insert(id.ident.to_string(), o);
                 }
-                let at = self.span(l.span()).start;
+                let at = self.span(super::spans::of(&l)).start;
                 self.facts.functions[f]
                     .bindings
                     .entry(id.ident.to_string())
@@ -1433,7 +1446,7 @@ impl<'ast> Visit<'ast> for Collector<'_> {
                     Pat::Type(pt) => pt.pat.to_token_stream().to_string(),
                     p => p.to_token_stream().to_string(),
                 };
-                let span = self.span(l.span());
+                let span = self.span(super::spans::of(&l));
                 self.facts.functions[f]
                     .cancel_sources
                     .push(CancelSource { name, span });
@@ -1446,7 +1459,7 @@ impl<'ast> Visit<'ast> for Collector<'_> {
         let site = self.loop_site(
             SiteKind::Loop,
             e.loop_token.span,
-            e.span(),
+            super::spans::of(&e),
             e.label.as_ref(),
             None,
             &e.body,
@@ -1458,7 +1471,7 @@ impl<'ast> Visit<'ast> for Collector<'_> {
         let site = self.loop_site(
             SiteKind::While,
             e.while_token.span,
-            e.span(),
+            super::spans::of(&e),
             e.label.as_ref(),
             Some(&e.cond),
             &e.body,
@@ -1470,7 +1483,7 @@ impl<'ast> Visit<'ast> for Collector<'_> {
         let site = self.loop_site(
             SiteKind::For,
             e.for_token.span,
-            e.span(),
+            super::spans::of(&e),
             e.label.as_ref(),
             Some(&e.expr),
             &e.body,
@@ -1502,7 +1515,7 @@ impl<'ast> Visit<'ast> for Collector<'_> {
                 // Only a call inside a site can be a site's wait ([`helper_waits`]).
                 let own = super::imports::own_fn_name(callee)
                     .filter(|_| !self.site_stack.is_empty())
-                    .map(|_| self.own_call(call.span(), &call.args));
+                    .map(|_| self.own_call(super::spans::of(&call), &call.args));
                 let on_self = p.path.segments.len() == 2;
                 self.note_call(last.ident.to_string(), own, on_self);
             }
@@ -1518,7 +1531,12 @@ impl<'ast> Visit<'ast> for Collector<'_> {
                 .filter(|w| call.args.len() > w.param)
                 .cloned();
         if let Some(w) = wrapper {
-            self.enter_wrapper_site(&w, call.func.span(), call.span(), &call.args);
+            self.enter_wrapper_site(
+                &w,
+                super::spans::of(&call.func),
+                super::spans::of(&call),
+                &call.args,
+            );
             visit::visit_expr_call(self, call);
             self.site_stack.pop();
             return;
@@ -1556,7 +1574,11 @@ impl<'ast> Visit<'ast> for Collector<'_> {
                 segs.first().map(String::as_str),
                 Some("crate" | "self" | "super" | "Self")
             );
-        if crates_own && self.injected_sleep(call.span(), &last, &call.args, || segs.join("::")) {
+        if crates_own
+            && self.injected_sleep(super::spans::of(&call), &last, &call.args, || {
+                segs.join("::")
+            })
+        {
             visit::visit_expr_call(self, call);
             return;
         }
@@ -1610,8 +1632,8 @@ impl<'ast> Visit<'ast> for Collector<'_> {
                 .cloned()
             {
                 let strategy = rc.strategy.and_then(|i| call.args.iter().nth(i));
-                let anchor = self.span(call.func.span());
-                let whole = self.span(call.span());
+                let anchor = self.span(super::spans::of(&call.func));
+                let whole = self.span(super::spans::of(&call));
                 let s = self.combinator_site(rc.path, anchor, whole, strategy);
                 self.site_stack.push(s);
                 // A callable parameter handed to the combinator makes this function a wrapper.
@@ -1631,7 +1653,7 @@ impl<'ast> Visit<'ast> for Collector<'_> {
             if spawns_thread {
                 for a in &call.args {
                     if let Expr::Closure(c) = a {
-                        let s = self.span(c.span());
+                        let s = self.span(super::spans::of(&c));
                         self.blocking_closures.insert(s.start);
                     }
                 }
@@ -1644,19 +1666,20 @@ impl<'ast> Visit<'ast> for Collector<'_> {
         self.note_chain(m);
         let name = m.method.to_string();
         let on_self = matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"));
-        let own =
-            (on_self && !self.site_stack.is_empty()).then(|| self.own_call(m.span(), &m.args));
+        let own = (on_self && !self.site_stack.is_empty())
+            .then(|| self.own_call(super::spans::of(&m), &m.args));
         self.note_call(name.clone(), own, on_self);
         if matches!(name.as_str(), "when" | "retry_if") && m.args.first().is_some_and(status_only) {
             // The chain's calls all start where its root does: the combinator below finds it.
-            self.status_only.insert(self.span(m.span()).start);
+            self.status_only
+                .insert(self.span(super::spans::of(&m)).start);
         }
         if BLOCKING_SPAWNERS.contains(&name.as_str())
             || (name == "spawn" && words_of(&*m.receiver).contains("builder"))
         {
             for a in &m.args {
                 if let Expr::Closure(c) = a {
-                    let s = self.span(c.span());
+                    let s = self.span(super::spans::of(&c));
                     self.blocking_closures.insert(s.start);
                 }
             }
@@ -1667,7 +1690,7 @@ impl<'ast> Visit<'ast> for Collector<'_> {
             .filter(|w| m.args.len() > w.param)
             .cloned();
         if let Some(w) = wrapper {
-            self.enter_wrapper_site(&w, m.method.span(), m.span(), &m.args);
+            self.enter_wrapper_site(&w, m.method.span(), super::spans::of(&m), &m.args);
             visit::visit_expr_method_call(self, m);
             self.site_stack.pop();
             return;
@@ -1687,13 +1710,13 @@ impl<'ast> Visit<'ast> for Collector<'_> {
             .find(|rm| rm.name == name && self.imports.mentions_crate(&rm.krate))
             .cloned();
         let src = self.src;
-        let receiver = m.receiver.span();
-        self.injected_sleep(m.span(), &name, &m.args, || {
+        let receiver = super::spans::of(&m.receiver);
+        self.injected_sleep(super::spans::of(&m), &name, &m.args, || {
             format!("{}.{name}", src.slice(span_of(src, receiver)))
         });
         if let Some(rm) = combinator {
             let anchor = self.span(m.method.span());
-            let whole = self.span(m.span());
+            let whole = self.span(super::spans::of(&m));
             let s = self.combinator_site(
                 format!("{}::{}", rm.krate, rm.name),
                 anchor,
@@ -2920,7 +2943,7 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
         }
         let err = matches!(&*e.cond, Expr::Let(l) if is_err_pattern(&l.pat));
         if err {
-            self.err_path_at(e.then_branch.span());
+            self.err_path_at(super::spans::of(&e.then_branch));
         }
         // `if let Some(msg) = stream.next().await { .. } else { reconnect }`: the stream ended
         // and the branch connects again, so the connection was lost and the `else` branch is
@@ -2930,7 +2953,7 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
                 .iter()
                 .any(|w| matches!(w.as_str(), "connect" | "reconnect" | "dial" | "resubscribe"));
             if opt::is_some_pat(&l.pat) && stream_ends(&l.expr) && reconnects {
-                self.err_path_at(els.span());
+                self.err_path_at(super::spans::of(&els));
             }
         }
         self.success_depth += usize::from(success);
@@ -2993,7 +3016,7 @@ impl<'ast> Visit<'ast> for LoopScan<'_> {
             matches!(&a.pat, Pat::Wild(_)) || matches!(&a.pat, Pat::Ident(i) if i.subpat.is_none());
         let failure = is_err_pattern(&a.pat) || failed_status;
         if failure {
-            self.err_path_at(a.body.span());
+            self.err_path_at(super::spans::of(&a.body));
         }
         // `Err(e) if e.kind() == ErrorKind::Interrupted => continue` repeats a system call the
         // process itself was interrupted in (EINTR, EAGAIN): no remote operation failed.

@@ -17,7 +17,6 @@
 use std::collections::{BTreeSet, HashMap};
 
 use quote::ToTokens;
-use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
 use syn::Expr;
 
@@ -102,7 +101,7 @@ pub(super) fn run(
                 // The innermost loop around the node, for a wait's pacing of a nested loop.
                 v.loop_at = (bodies.ancestors(i)).find_map(|up| match bodies.expr(up) {
                     Some(l @ (Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_))) => {
-                        Some(span_of(src, l.span()))
+                        Some(span_of(src, super::spans::of(&l)))
                     }
                     _ => None,
                 });
@@ -146,7 +145,7 @@ impl Finder<'_> {
     fn open(&mut self, index: usize, name: &str, sig: &syn::Signature, block: &syn::Block) {
         // Bindings clone every initializer; only a function that waits ever reads them (a known
         // sleep, or a call named like one, which its text then spells).
-        let span = span_of(self.src, block.span());
+        let span = span_of(self.src, super::spans::of(&block));
         let text = self.src.slice(span);
         if WAIT_NAMES.iter().any(|w| text.contains(w))
             || self.facts.sleeps.iter().any(|s| span.contains(s.span))
@@ -186,7 +185,7 @@ impl Finder<'_> {
         let text = tail.to_token_stream().to_string();
         if text.contains("pow") || text.contains("<<") {
             self.out.push(FixedDelay {
-                span: span_of(self.src, tail.span()),
+                span: span_of(self.src, super::spans::of(&tail)),
                 site: None,
             });
         }
@@ -309,7 +308,7 @@ impl Finder<'_> {
         }
         match e {
             Expr::Call(c) => {
-                let span = span_of(self.src, c.span());
+                let span = span_of(self.src, super::spans::of(&c));
                 if doubling_schedule(c) {
                     self.out.push(FixedDelay { span, site: None });
                 }
@@ -322,7 +321,7 @@ impl Finder<'_> {
             Expr::MethodCall(m) => {
                 let name = m.method.to_string();
                 if WAIT_NAMES.contains(&name.as_str()) && m.args.len() == 1 {
-                    self.wait(span_of(self.src, m.span()), m.args.first());
+                    self.wait(span_of(self.src, super::spans::of(&m)), m.args.first());
                 }
             }
             _ => {}
@@ -384,7 +383,7 @@ fn builder_chain(e: &Expr) -> Option<(proc_macro2::Span, bool)> {
                     .to_string()
                     .replace(' ', "")
                     .contains("with_max_times(0)");
-                return is_builder.then(|| (e.span(), jitter || no_retry));
+                return is_builder.then(|| (super::spans::of(&e), jitter || no_retry));
             }
             _ => return None,
         }

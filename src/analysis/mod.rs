@@ -28,6 +28,7 @@ mod optional_cap;
 pub mod retry_after;
 mod rounds;
 mod shapes;
+pub mod spans;
 mod status;
 mod strategy;
 pub mod test_code;

@@ -18,7 +18,6 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use quote::ToTokens;
-use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
 use syn::Expr;
 
@@ -181,7 +180,7 @@ impl Clients<'_> {
         let text = e.to_token_stream().to_string().replace(' ', "");
         if let Some(sdk) = self.retrying_sdk(&text) {
             return Some(Retrying {
-                span: span_of(self.src, e.span()),
+                span: span_of(self.src, super::spans::of(&e)),
                 what: format!("{sdk}*::Client"),
                 // The AWS SDK's standard retry mode: 3 attempts a call.
                 attempts: Some(3),
@@ -204,7 +203,7 @@ impl Clients<'_> {
                 .find_map(|(_, t)| max_retries(t))
         });
         Some(Retrying {
-            span: span_of(self.src, e.span()),
+            span: span_of(self.src, super::spans::of(&e)),
             what: what.clone(),
             attempts,
         })
@@ -357,7 +356,7 @@ impl<'ast> Clients<'ast> {
         if let (syn::Pat::Ident(id), Some(init)) = (pat, &l.init) {
             let text = init.expr.to_token_stream().to_string().replace(' ', "");
             self.texts.push((id.ident.to_string(), text));
-            let at = span_of(self.src, l.span());
+            let at = span_of(self.src, super::spans::of(&l));
             if let Some(r) = self.retrying(&init.expr) {
                 self.locals.push((id.ident.to_string(), at, r));
             } else if let Some(callee) = factory_call(&init.expr) {
@@ -583,7 +582,7 @@ impl Sites<'_> {
         if retries_other_class(e) {
             return;
         }
-        let span = span_of(self.src, e.span());
+        let span = span_of(self.src, super::spans::of(&e));
         let mut uses = Uses::default();
         uses.visit_expr(e);
         let item = self.item_span(site);

@@ -493,7 +493,7 @@ impl<'a> Scan<'a> {
         // Wrapping a reader makes a reader: `Body::from(file)`, `.body(stream)`.
         let mut args = Vec::new();
         call_args(init, &mut args);
-        let at = self.span(init.span()).start;
+        let at = self.span(super::spans::of(&init)).start;
         args.iter().any(|a| {
             single_ident(a).is_some_and(|n| {
                 self.binding_before(&n, self.scope(), at)
@@ -554,7 +554,7 @@ impl<'a> Scan<'a> {
     fn param_method(&mut self, arg: Option<&Expr>) {
         let Some(arg) = arg else { return };
         if let Some((item, param)) = self.param_of(arg) {
-            let span = self.span(arg.span());
+            let span = self.span(super::spans::of(&arg));
             self.param_methods.push(ParamMethod { item, param, span });
         }
     }
@@ -569,7 +569,7 @@ impl<'a> Scan<'a> {
         for (index, a) in args.enumerate() {
             let value = match (self.is_method_const(a), self.param_of(a)) {
                 (Some(m), _) if !matches!(strip(a), Expr::Lit(_)) => {
-                    MethodValue::Const(m, self.span(a.span()))
+                    MethodValue::Const(m, self.span(super::spans::of(&a)))
                 }
                 (_, Some((item, param))) => MethodValue::Param { item, param },
                 _ => continue,
@@ -639,11 +639,11 @@ impl<'a> Scan<'a> {
         let reader = self.is_reader_init(init);
         let alias = match strip_handling(init) {
             Expr::MethodCall(m) if m.method == "try_clone" => {
-                single_ident(&m.receiver).map(|n| (n, self.span(m.span())))
+                single_ident(&m.receiver).map(|n| (n, self.span(super::spans::of(&m))))
             }
             _ => None,
         };
-        let init = self.span(init.span());
+        let init = self.span(super::spans::of(&init));
         self.bindings.push(Binding {
             name,
             at,
@@ -757,7 +757,7 @@ impl<'a> Scan<'a> {
                 if f.sig.ident == "retry" {
                     retry = Some(f);
                 } else if f.sig.ident == "clone_request" {
-                    clone_fn = Some(self.span(f.span()));
+                    clone_fn = Some(self.span(super::spans::of(&f)));
                 }
             }
         }
@@ -773,7 +773,7 @@ impl<'a> Scan<'a> {
         let mut errs = ErrPats(None);
         errs.visit_block(&retry.block);
         self.policies.push(Policy {
-            retry_fn: self.span(retry.span()),
+            retry_fn: self.span(super::spans::of(&retry)),
             retry_name: self.span(retry.sig.ident.span()),
             clone_fn,
             first_err: errs.0.map(|s| self.span(s)),
@@ -834,7 +834,7 @@ impl<'ast> Scan<'_> {
                     open.push(n.end as usize);
                 }
                 Kind::Decl(d) => {
-                    let idx = self.item(&d.sig, d.span());
+                    let idx = self.item(&d.sig, super::spans::of(&d));
                     self.item_stack.push(idx);
                     open.push(n.end as usize);
                 }
@@ -860,19 +860,19 @@ impl<'ast> Scan<'_> {
 
     fn expr(&mut self, e: &Expr) {
         match e {
-            Expr::If(e) => self.tests.push(self.span(e.cond.span())),
+            Expr::If(e) => self.tests.push(self.span(super::spans::of(&e.cond))),
             Expr::Match(m) => self.arms(m),
             Expr::Assign(a) => {
                 if let Some(name) = single_ident(&a.left) {
-                    let at = self.span(a.span());
+                    let at = self.span(super::spans::of(&a));
                     self.bind(name, at, &a.right, true);
                 }
             }
             Expr::Struct(s) => self.literal(s),
             Expr::Path(p) => self.path_use(p),
-            Expr::Return(r) => self.returns.push(self.span(r.span())),
-            Expr::Closure(c) => self.fences.push(self.span(c.span())),
-            Expr::Async(a) => self.fences.push(self.span(a.span())),
+            Expr::Return(r) => self.returns.push(self.span(super::spans::of(&r))),
+            Expr::Closure(c) => self.fences.push(self.span(super::spans::of(&c))),
+            Expr::Async(a) => self.fences.push(self.span(super::spans::of(&a))),
             Expr::Call(c) => self.call(c),
             Expr::MethodCall(m) => self.method_call(m),
             _ => {}
@@ -896,7 +896,7 @@ impl<'ast> Scan<'_> {
                     if t.path.is_ident("Err")
                         && t.elems.iter().all(|p| matches!(p, syn::Pat::Ident(_) | syn::Pat::Wild(_))));
             if catch_all && sending && !leaves(&a.body) {
-                self.catch_all.push(self.span(a.span()));
+                self.catch_all.push(self.span(super::spans::of(&a)));
             }
         }
     }
@@ -908,9 +908,9 @@ impl<'ast> Scan<'_> {
         };
         if let (syn::Pat::Ident(id), Some(init)) = (pat, &l.init) {
             let name = id.ident.to_string();
-            let at = self.span(l.span());
+            let at = self.span(super::spans::of(&l));
             if matches!(strip(&init.expr), Expr::Closure(_) | Expr::Async(_)) {
-                let s = self.span(init.expr.span());
+                let s = self.span(super::spans::of(&init.expr));
                 self.closures.push((name.clone(), s, self.scope()));
             }
             if let Some(span) = self.has_middleware(&init.expr) {
@@ -985,12 +985,17 @@ impl<'ast> Scan<'_> {
             let own = (segs.len() == 2 && segs[0] == "Self")
                 .then(|| self.impl_type())
                 .flatten();
-            self.calls.push((last.clone(), self.span(c.span()), own));
+            self.calls
+                .push((last.clone(), self.span(super::spans::of(&c)), own));
             if segs.len() == 1 || (segs.len() == 2 && segs[0] == "Self") {
                 self.handoffs.push(Handoff {
                     name: last.clone(),
-                    call: self.span(c.span()),
-                    args: c.args.iter().map(|a| self.span(a.span())).collect(),
+                    call: self.span(super::spans::of(&c)),
+                    args: c
+                        .args
+                        .iter()
+                        .map(|a| self.span(super::spans::of(&a)))
+                        .collect(),
                     method: false,
                 });
             }
@@ -1010,7 +1015,7 @@ impl<'ast> Scan<'_> {
                 && !self.exchanges_credentials(c.args.iter())
             {
                 self.writes.push(RawWrite {
-                    span: self.span(c.span()),
+                    span: self.span(super::spans::of(&c)),
                     method: last.to_ascii_uppercase(),
                     base: None,
                     handed_in: None,
@@ -1019,7 +1024,7 @@ impl<'ast> Scan<'_> {
             }
             if self.apis.bodies.sinks.contains(&last) {
                 for a in &c.args {
-                    self.sinks.push(self.span(a.span()));
+                    self.sinks.push(self.span(super::spans::of(&a)));
                 }
             }
             for a in &c.args {
@@ -1029,7 +1034,7 @@ impl<'ast> Scan<'_> {
                     .filter(|_| !self.exchanges_credentials(c.args.iter()))
                 {
                     self.writes.push(RawWrite {
-                        span: self.span(a.span()),
+                        span: self.span(super::spans::of(&a)),
                         method: m.to_ascii_uppercase(),
                         base: None,
                         handed_in: None,
@@ -1045,12 +1050,16 @@ impl<'ast> Scan<'_> {
         let on_self = matches!(strip(&m.receiver), Expr::Path(p) if p.path.is_ident("self"));
         let own = on_self.then(|| self.impl_type()).flatten();
         self.calls
-            .push((name.clone(), self.span(m.span()), own.clone()));
+            .push((name.clone(), self.span(super::spans::of(&m)), own.clone()));
         if on_self {
             self.handoffs.push(Handoff {
                 name: name.clone(),
-                call: self.span(m.span()),
-                args: m.args.iter().map(|a| self.span(a.span())).collect(),
+                call: self.span(super::spans::of(&m)),
+                args: m
+                    .args
+                    .iter()
+                    .map(|a| self.span(super::spans::of(&a)))
+                    .collect(),
                 method: true,
             });
         }
@@ -1060,7 +1069,7 @@ impl<'ast> Scan<'_> {
             && !self.exchanges_credentials(m.args.iter())
         {
             let start = self.span(m.method.span()).start;
-            let end = self.span(m.span()).end;
+            let end = self.span(super::spans::of(&m)).end;
             self.writes.push(RawWrite {
                 span: Span::new(start, end),
                 method: name.to_ascii_uppercase(),
@@ -1082,7 +1091,7 @@ impl<'ast> Scan<'_> {
                 .filter(|_| !self.exchanges_credentials(m.args.iter()))
             {
                 self.writes.push(RawWrite {
-                    span: self.span(a.span()),
+                    span: self.span(super::spans::of(&a)),
                     method: meth.to_ascii_uppercase(),
                     base: base.clone(),
                     handed_in: None,
@@ -1092,7 +1101,7 @@ impl<'ast> Scan<'_> {
         }
         if self.apis.bodies.sinks.contains(&name) {
             for a in &m.args {
-                self.sinks.push(self.span(a.span()));
+                self.sinks.push(self.span(super::spans::of(&a)));
             }
         }
         if self.apis.requests.header_setters.contains(&name)
@@ -1101,15 +1110,15 @@ impl<'ast> Scan<'_> {
         {
             let header = m.args[0].to_token_stream().to_string().to_ascii_lowercase();
             self.headers.push(HeaderSet {
-                span: self.span(m.span()),
+                span: self.span(super::spans::of(&m)),
                 dedup_only: header.contains("idempotency"),
-                value: self.span(m.args[1].span()),
+                value: self.span(super::spans::of(&m.args[1])),
                 value_ident: single_ident(&m.args[1]),
             });
         }
         let role = match name.as_str() {
             "clone" => Some(Role::Cloned),
-            "try_clone" => Some(Role::TryCloned(self.span(m.span()))),
+            "try_clone" => Some(Role::TryCloned(self.span(super::spans::of(&m)))),
             n if self.apis.bodies.rewinds.iter().any(|r| r == n) => Some(Role::Rewound),
             _ => None,
         };
@@ -1120,7 +1129,7 @@ impl<'ast> Scan<'_> {
         }
         if matches!(name.as_str(), "when" | "retry_if" | "should_retry") {
             for a in &m.args {
-                self.tests.push(self.span(a.span()));
+                self.tests.push(self.span(super::spans::of(&a)));
             }
         }
         self.try_clone_handling(m, &name);
@@ -1140,7 +1149,7 @@ impl Scan<'_> {
             return;
         }
         // Printing every function body to tokens is costly; the text must name one first.
-        let text = self.src.slice(self.span(block.span()));
+        let text = self.src.slice(self.span(super::spans::of(&block)));
         if !self
             .apis
             .requests
@@ -1215,7 +1224,7 @@ impl Scan<'_> {
             _ => return,
         };
         let start = self.span(inner.method.span()).start;
-        let end = self.span(m.span()).end;
+        let end = self.span(super::spans::of(&m)).end;
         let receiver_words = super::words::ident_words_of(&*inner.receiver)
             .into_iter()
             .collect();

@@ -17,7 +17,6 @@
 
 use std::collections::{HashMap, HashSet};
 
-use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
 use syn::{Expr, Pat};
 
@@ -434,7 +433,7 @@ impl<'ast> Visit<'ast> for Flow<'ast> {
             self.steps.push(Step {
                 names: pat_idents(&l.pat),
                 value: &init.expr,
-                origin: origin_of(&init.expr).unwrap_or_else(|| l.span()),
+                origin: origin_of(&init.expr).unwrap_or_else(|| super::spans::of(&l)),
             });
         }
         visit::visit_local(self, l);
@@ -445,19 +444,19 @@ impl<'ast> Visit<'ast> for Flow<'ast> {
             Expr::Let(l) => self.steps.push(Step {
                 names: pat_idents(&l.pat),
                 value: &l.expr,
-                origin: l.span(),
+                origin: super::spans::of(&l),
             }),
             Expr::Assign(a) => self.steps.push(Step {
                 names: idents(&a.left).into_iter().take(1).collect(),
                 value: &a.right,
-                origin: a.span(),
+                origin: super::spans::of(&a),
             }),
             Expr::Match(m) => {
                 for arm in &m.arms {
                     self.steps.push(Step {
                         names: pat_idents(&arm.pat),
                         value: &m.expr,
-                        origin: arm.span(),
+                        origin: super::spans::of(&arm),
                     });
                 }
             }
@@ -470,12 +469,14 @@ impl<'ast> Visit<'ast> for Flow<'ast> {
             Expr::Call(c) => {
                 let named = matches!(&*c.func, Expr::Path(p)
                     if p.path.segments.last().is_some_and(|s| WAIT_NAMES.contains(&s.ident.to_string().as_str())));
-                self.sleeps.push((c.span(), c.args.first(), named));
+                self.sleeps
+                    .push((super::spans::of(&c), c.args.first(), named));
             }
             Expr::MethodCall(m) => {
                 let named = WAIT_NAMES.contains(&m.method.to_string().as_str());
                 if named {
-                    self.sleeps.push((m.span(), m.args.first(), true));
+                    self.sleeps
+                        .push((super::spans::of(&m), m.args.first(), true));
                 }
             }
             Expr::Return(r) if self.closures == 0 => self.returns.extend(r.expr.as_deref()),
@@ -504,7 +505,10 @@ fn origin_of(init: &Expr) -> Option<proc_macro2::Span> {
     m.arms.iter().find_map(|arm| {
         let bound = pat_idents(&arm.pat);
         let used = idents(&arm.body);
-        bound.iter().any(|b| used.contains(b)).then(|| arm.span())
+        bound
+            .iter()
+            .any(|b| used.contains(b))
+            .then(|| super::spans::of(&arm))
     })
 }
 

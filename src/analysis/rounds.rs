@@ -35,7 +35,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use proc_macro2::Span;
-use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
 use syn::{Block, Expr, Stmt};
 
@@ -1479,7 +1478,7 @@ impl Walk<'_, '_> {
             }
             Expr::Continue(c) => {
                 if self.targets_us(c.label.as_ref()) {
-                    self.round(c.span(), st);
+                    self.round(super::spans::of(&c), st);
                 } else if self.leaves_us(c.label.as_ref()) {
                     self.left();
                 } else if let Some(i) = self.inner_target(c.label.as_ref()) {

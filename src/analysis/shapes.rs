@@ -8,7 +8,6 @@
 //! Deliberately absent: `clone_request` (body replay belongs to the body rules) and mutual
 //! recursion through a second function.
 
-use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
 use syn::{Expr, Pat};
 
@@ -223,7 +222,7 @@ impl<'ast> Visit<'ast> for SelfCall<'_> {
 
     fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
         if matches!(&*c.func, Expr::Path(p) if p.path.is_ident(self.name)) {
-            self.call(c.func.span(), &c.args);
+            self.call(super::spans::of(&c.func), &c.args);
         }
         visit::visit_expr_call(self, c);
     }

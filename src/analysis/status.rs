@@ -239,7 +239,7 @@ impl Sites<'_> {
     /// Scan the operations a combinator names (`fetch.retry(..)`, `Retry::spawn(s, op)`) that
     /// are defined in this file, outside the call.
     fn named_ops(&self, e: &Expr, found: &mut Scan) {
-        let at = span_of(self.src, e.span());
+        let at = span_of(self.src, super::spans::of(&e));
         let mut names = HashSet::new();
         collect_names(e, &mut names);
         for name in names {
@@ -247,8 +247,8 @@ impl Sites<'_> {
                 continue;
             };
             let body = match op {
-                Op::Fn(b) => b.span(),
-                Op::Closure(c) => c.span(),
+                Op::Fn(b) => super::spans::of(&b),
+                Op::Closure(c) => super::spans::of(&c),
             };
             if span_of(self.src, body).contains(at) {
                 continue;
@@ -271,7 +271,7 @@ impl Sites<'_> {
     /// closures handed to it call are read too, and a helper that turns 4xx into an error is one
     /// too ([`permanent_gate`]).
     fn callee_gate(&self, site: &Expr, permanent: bool) -> Option<proc_macro2::Span> {
-        let at = span_of(self.src, site.span());
+        let at = span_of(self.src, super::spans::of(&site));
         // The operations handed to a site that retries every error are its attempts too; a
         // site that classifies may not retry what they fail with.
         let names = if permanent {
@@ -300,7 +300,8 @@ impl Sites<'_> {
         if PREDICATES.contains(&m.method.to_string().as_str()) {
             let mut r = &*m.receiver;
             while let Expr::MethodCall(inner) = r {
-                self.predicated.push(span_of(self.src, inner.span()).start);
+                self.predicated
+                    .push(span_of(self.src, super::spans::of(&inner)).start);
                 r = &inner.receiver;
             }
         }
@@ -308,7 +309,7 @@ impl Sites<'_> {
 
     /// What site `site`, written as `e`, tests about statuses.
     fn site(&mut self, site: usize, e: &Expr) {
-        let span = span_of(self.src, e.span());
+        let span = span_of(self.src, super::spans::of(&e));
         let kind = &self.facts.sites[site].kind;
         let mut found = Scan::default();
         found.visit_expr(e);
@@ -570,14 +571,14 @@ impl Scan {
             if let syn::Stmt::Expr(Expr::Return(r), _) = stmt {
                 if let (Some(v), Some(w)) = (&r.expr, wait) {
                     if stream_error_item(v) {
-                        self.reconnects.push((start_of(r.span()), w));
+                        self.reconnects.push((start_of(super::spans::of(&r)), w));
                     }
                 }
                 continue;
             }
             let words = ident_words_of(stmt);
             if words.iter().any(|w| WAIT_WORDS.contains(&w.as_str())) && !words.contains("return") {
-                wait = Some(stmt.span());
+                wait = Some(super::spans::of(&stmt));
             }
         }
     }
@@ -604,7 +605,7 @@ impl<'ast> Visit<'ast> for Scan {
 
     fn visit_block(&mut self, b: &'ast syn::Block) {
         self.stream_yields(b);
-        self.block_ends.push(end_of(b.span()));
+        self.block_ends.push(end_of(super::spans::of(&b)));
         visit::visit_block(self, b);
         self.block_ends.pop();
     }
@@ -613,7 +614,7 @@ impl<'ast> Visit<'ast> for Scan {
         if let Some(v) = &r.expr {
             let w = ident_words_of(&**v);
             if w.contains("err") || w.contains("error") {
-                self.error_return(r.span());
+                self.error_return(super::spans::of(&r));
             }
         }
         visit::visit_expr_return(self, r);
@@ -645,7 +646,7 @@ impl<'ast> Visit<'ast> for Scan {
         self.classified |= asks_with_status(&cond);
         if self.branch(&cond, &i.then_branch) {
             let to = self.block_ends.last().copied().unwrap_or((usize::MAX, 0));
-            self.success_rest = Some((end_of(i.then_branch.span()), to));
+            self.success_rest = Some((end_of(super::spans::of(&i.then_branch)), to));
         }
         self.visit_expr(&i.cond);
         self.bound_conds.push(is_bound(&i.cond));
@@ -679,7 +680,8 @@ impl<'ast> Visit<'ast> for Scan {
             }
             if let Some((_, g)) = &arm.guard {
                 if self.branch(g, &body) {
-                    self.success_rest = Some((end_of(arm.span()), end_of(m.span())));
+                    self.success_rest =
+                        Some((end_of(super::spans::of(&arm)), end_of(super::spans::of(&m))));
                 }
             }
         }
@@ -782,7 +784,7 @@ fn classes(cond: &Expr) -> Vec<(Class, proc_macro2::Span, bool)> {
                 // A negated success test points at the whole `!x.is_success()`.
                 for t in &mut self.out[before..] {
                     if t.0 == Class::Success {
-                        t.1 = u.span();
+                        t.1 = super::spans::of(&u);
                     }
                 }
                 self.negated = !self.negated;
@@ -799,7 +801,7 @@ fn classes(cond: &Expr) -> Vec<(Class, proc_macro2::Span, bool)> {
                 _ => word_class(&name),
             };
             if let Some(c) = class {
-                self.out.push((c, m.span(), self.negated));
+                self.out.push((c, super::spans::of(&m), self.negated));
             }
             visit::visit_expr_method_call(self, m);
         }
@@ -811,7 +813,7 @@ fn classes(cond: &Expr) -> Vec<(Class, proc_macro2::Span, bool)> {
                     .last()
                     .and_then(|s| word_class(&s.ident.to_string()))
                 {
-                    self.out.push((class, c.span(), self.negated));
+                    self.out.push((class, super::spans::of(&c), self.negated));
                 }
             }
             visit::visit_expr_call(self, c);
@@ -825,9 +827,11 @@ fn classes(cond: &Expr) -> Vec<(Class, proc_macro2::Span, bool)> {
                     // `status >= 500` is a server-error test; `status >= 400` a client one.
                     if let Some(n) = int_of(&b.right) {
                         if (500..600).contains(&n) {
-                            self.out.push((Class::Transient, b.span(), self.negated));
+                            self.out
+                                .push((Class::Transient, super::spans::of(&b), self.negated));
                         } else if (400..500).contains(&n) {
-                            self.out.push((Class::Permanent, b.span(), self.negated));
+                            self.out
+                                .push((Class::Permanent, super::spans::of(&b), self.negated));
                         }
                     }
                     None
@@ -838,7 +842,7 @@ fn classes(cond: &Expr) -> Vec<(Class, proc_macro2::Span, bool)> {
                 for side in [&*b.left, &*b.right] {
                     if let Some(c) = status_class(side) {
                         let neg = self.negated ^ ne;
-                        self.out.push((c, b.span(), neg));
+                        self.out.push((c, super::spans::of(&b), neg));
                     }
                 }
                 return;
@@ -847,21 +851,21 @@ fn classes(cond: &Expr) -> Vec<(Class, proc_macro2::Span, bool)> {
         }
         fn visit_expr_range(&mut self, r: &'ast syn::ExprRange) {
             if let Some(c) = r.start.as_deref().and_then(status_class) {
-                self.out.push((c, r.span(), self.negated));
+                self.out.push((c, super::spans::of(&r), self.negated));
             }
         }
         fn visit_pat(&mut self, _: &'ast syn::Pat) {}
         fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
             if let Some(c) = status_class(&Expr::Path(p.clone())) {
                 if c != Class::Success {
-                    self.out.push((c, p.span(), self.negated));
+                    self.out.push((c, super::spans::of(&p), self.negated));
                 }
             }
         }
         fn visit_expr_lit(&mut self, l: &'ast syn::ExprLit) {
             if let Some(c) = status_class(&Expr::Lit(l.clone())) {
                 if c != Class::Success {
-                    self.out.push((c, l.span(), self.negated));
+                    self.out.push((c, super::spans::of(&l), self.negated));
                 }
             }
         }
