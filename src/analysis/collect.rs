@@ -965,7 +965,19 @@ impl Collector<'_> {
             scan.checks_cancel = (words_of(body).iter())
                 .any(|w| !flag_words.contains(w) && self.apis.is_stop_word(w));
         }
+        // A loop whose only talk with the outside world is its sleep (no await, no call named
+        // like a remote operation, no retry word) waits on something in the process: a rate
+        // limiter's permit (`Err(not_until) => sleep(not_until.wait_time_from(now))`), a lock
+        // or a file. The product is about retries of remote calls, and such a wait ends when
+        // the local condition does.
+        let local_wait = !retry_words
+            && !scan.awaits
+            && !words
+                .iter()
+                .any(|w| w != "sleep" && REMOTE_WORDS.contains(&w.as_str()))
+            && !named_for_it();
         if !evidence
+            || local_wait
             || !(scan.failure_path() || falls_through || fails_header)
             || scan.has_tick
             || scan.local_retry
