@@ -389,6 +389,43 @@ fn poll(c: &Client) -> R {
         ");
     }
 
+    /// A name is the variable its place reads (riven's requester): the `Some(delay)` of one arm
+    /// is the server's, the `let delay` of the other arm and the one slept before the header is
+    /// read are the loop's own backoff; only the first sleep waits the server's value.
+    #[test]
+    fn a_name_bound_from_retry_after_in_one_arm_is_not_the_same_name_elsewhere() {
+        insta::assert_snapshot!(check(
+            "async fn f(client: &reqwest::Client, retries: u32) -> reqwest::Result<Response> {
+    loop {
+        let resp = match client.get(URL).send().await {
+            Ok(r) => r,
+            Err(_) => {
+                let delay = Duration::from_secs(2u64.pow(retries));
+                sleep(delay).await;
+                continue;
+            }
+        };
+        let retry_after = parse(resp.headers().get(RETRY_AFTER));
+        match retry_after {
+            Some(delay) => sleep(delay).await,
+            None => {
+                let delay = Duration::from_secs(2 + 2u64.pow(retries));
+                sleep(delay).await;
+            }
+        }
+    }
+}"
+        ), @r"
+        sleep 7:17 sleep(delay) site=-
+        sleep 13:28 sleep(delay) site=-
+        sleep 16:17 sleep(delay) site=-
+        server-wait 13:28 from 13:13
+        fixed-delay 7:17 site=-
+        fixed-delay 16:17 site=-
+        reconnect 2:5 failure-paths=5:23 waits=7:17
+        ");
+    }
+
     #[test]
     fn a_post_with_a_key_made_per_attempt_and_a_replayed_reader() {
         insta::assert_snapshot!(check(

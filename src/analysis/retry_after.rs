@@ -57,7 +57,7 @@ pub(super) fn run(bodies: &Bodies<'_>, src: &SourceFile, facts: &Facts) -> Vec<S
         .map(|(i, s)| (s.span.start, i))
         .collect();
     let flows: Vec<(String, Flow)> = (bodies.fns.iter())
-        .map(|b| (b.sig.ident.to_string(), Flow::of(b.sig, b.block)))
+        .map(|b| (b.sig.ident.to_string(), Flow::of(b.sig, b.block, src)))
         .collect();
     let returns = returned_delays(&flows, src);
     let mut out = Vec::new();
@@ -111,15 +111,29 @@ fn returned_delays(flows: &[(String, Flow)], src: &SourceFile) -> HashMap<String
 }
 
 /// One binding step: `names` were bound from `value`; `origin` is where the value is chosen.
+/// A declaration (`let`, a pattern) makes new variables visible over `scope`; an assignment
+/// (`scope: None`) sets the variables declared where it stands.
 struct Step<'a> {
     names: Vec<String>,
     value: &'a Expr,
     origin: proc_macro2::Span,
+    /// Byte offset of the step.
+    at: usize,
+    scope: Option<(usize, usize)>,
 }
+
+/// One variable: its name and where its declaration's scope starts (0 for a parameter,
+/// `usize::MAX` for a name the body never declares: a field, a constant, a global).
+type Key = (String, usize);
 
 #[derive(Default)]
 struct Flow<'a> {
+    src: Option<&'a SourceFile>,
     params: Vec<String>,
+    /// Each declared name's scopes (byte ranges), parameters' the whole body.
+    decls: HashMap<String, Vec<(usize, usize)>>,
+    /// Ends of the blocks around the walk: a `let` is visible until its block ends.
+    blocks: Vec<usize>,
     steps: Vec<Step<'a>>,
     /// Both sides of every ordering comparison (`<`, `<=`, `>`, `>=`).
     orderings: Vec<(&'a Expr, &'a Expr)>,
@@ -133,17 +147,26 @@ struct Flow<'a> {
     closures: usize,
 }
 
-/// Server-chosen names of one body: where each value was chosen and whether it is capped.
-type Tainted = HashMap<String, (Option<Span>, bool)>;
+/// Server-chosen variables of one body: where each value was chosen and whether it is capped.
+type Tainted = HashMap<Key, (Option<Span>, bool)>;
 
 impl<'a> Flow<'a> {
     /// The flow of one function body, its parameters included.
-    fn of(sig: &syn::Signature, block: &'a syn::Block) -> Self {
-        let mut flow = Flow::default();
+    fn of(sig: &syn::Signature, block: &'a syn::Block, src: &'a SourceFile) -> Self {
+        let mut flow = Flow {
+            src: Some(src),
+            ..Flow::default()
+        };
         for input in &sig.inputs {
             if let syn::FnArg::Typed(pt) = input {
                 flow.params.extend(pat_idents(&pt.pat));
             }
+        }
+        for p in &flow.params {
+            flow.decls
+                .entry(p.clone())
+                .or_default()
+                .push((0, usize::MAX));
         }
         flow.visit_block(block);
         if let Some(syn::Stmt::Expr(tail, None)) = block.stmts.last() {
@@ -154,12 +177,35 @@ impl<'a> Flow<'a> {
 }
 
 impl Flow<'_> {
+    /// The variable a use of `name` at `at` reads: the innermost declaration whose scope holds
+    /// it, so a `let delay = 2s` in one `match` arm is not the `Some(delay)` of another, and a
+    /// sleep before `let retry_after = ..` does not wait for it.
+    fn variable(&self, name: &str, at: Option<usize>) -> Key {
+        let start = at.and_then(|at| {
+            (self.decls.get(name)?.iter())
+                .filter(|(s, e)| *s <= at && at < *e)
+                .map(|(s, _)| *s)
+                .max()
+        });
+        (name.to_string(), start.unwrap_or(usize::MAX))
+    }
+
+    /// The variables a step binds or sets.
+    fn keys(&self, step: &Step) -> Vec<Key> {
+        (step.names.iter())
+            .map(|n| match step.scope {
+                Some((start, _)) => (n.clone(), start),
+                None => self.variable(n, Some(step.at)),
+            })
+            .collect()
+    }
+
     /// Whether the function returns a server-chosen value, and whether capped.
     fn returned(&self, src: &SourceFile, returns: &HashMap<String, bool>) -> Option<bool> {
         let (tainted, _) = self.tainted(src, returns);
         let mut out = None;
         for e in &self.returns {
-            if let Some((_, capped)) = Self::taint_of(e, &tainted, returns) {
+            if let Some((_, capped)) = self.taint_of(e, &tainted, returns) {
                 let capped = capped || caps(e);
                 out = Some(out.unwrap_or(true) && capped);
             }
@@ -176,7 +222,7 @@ impl Flow<'_> {
         let mut tainted: Tainted = HashMap::new();
         for p in &self.params {
             if is_source_ident(p) {
-                tainted.insert(p.clone(), (None, false));
+                tainted.insert((p.clone(), 0), (None, false));
             }
         }
         self.propagate(src, &mut tainted, returns);
@@ -184,6 +230,7 @@ impl Flow<'_> {
         // bound from it: propagate once more.
         let compared: HashSet<String> = tainted
             .keys()
+            .map(|k| &k.0)
             .filter(|n| {
                 self.orderings.iter().any(|(l, r)| {
                     (mentions(l, n) && !is_zero(r)) || (mentions(r, n) && !is_zero(l))
@@ -191,8 +238,8 @@ impl Flow<'_> {
             })
             .cloned()
             .collect();
-        for n in &compared {
-            if let Some(t) = tainted.get_mut(n) {
+        for (k, t) in &mut tainted {
+            if compared.contains(&k.0) {
                 t.1 = true;
             }
         }
@@ -215,7 +262,7 @@ impl Flow<'_> {
             let Some(d) = duration.filter(|_| idx.is_some() || *named) else {
                 continue;
             };
-            let Some((origin, capped)) = Self::taint_of(d, &tainted, returns) else {
+            let Some((origin, capped)) = self.taint_of(d, &tainted, returns) else {
                 continue;
             };
             let names = idents(d);
@@ -232,13 +279,13 @@ impl Flow<'_> {
         loop {
             let mut changed = false;
             for step in &self.steps {
-                let Some(from) = Self::taint_of(step.value, tainted, returns) else {
+                let Some(from) = self.taint_of(step.value, tainted, returns) else {
                     continue;
                 };
                 let capped = from.1 || caps(step.value);
-                for n in &step.names {
+                for n in self.keys(step) {
                     let origin = from.0.unwrap_or_else(|| span_of(src, step.origin));
-                    let entry = tainted.entry(n.clone());
+                    let entry = tainted.entry(n);
                     match entry {
                         std::collections::hash_map::Entry::Vacant(e) => {
                             e.insert((Some(origin), capped));
@@ -263,11 +310,13 @@ impl Flow<'_> {
     /// Is `e` server-chosen: it names a source directly, or a tainted name, on a path that
     /// carries the value (not as the argument of a function that may cap it)?
     fn taint_of(
+        &self,
         e: &Expr,
         tainted: &Tainted,
         returns: &HashMap<String, bool>,
     ) -> Option<(Option<Span>, bool)> {
         let mut v = Carry {
+            flow: self,
             tainted,
             returns,
             found: None,
@@ -279,6 +328,8 @@ impl Flow<'_> {
 
 /// Walks the parts of an expression whose value flows into the expression's value.
 struct Carry<'t> {
+    /// Which variable a name at a place reads.
+    flow: &'t Flow<'t>,
     tainted: &'t Tainted,
     /// Functions of the file that return a server-chosen delay, and whether capped.
     returns: &'t HashMap<String, bool>,
@@ -299,11 +350,14 @@ impl Carry<'_> {
         }
     }
 
-    fn ident(&mut self, name: &str) {
+    fn ident(&mut self, name: &str, at: Option<proc_macro2::Span>) {
         if self.found.is_some() {
             return;
         }
-        if let Some(t) = self.tainted.get(name) {
+        let at = (self.flow.src)
+            .zip(at)
+            .map(|(src, at)| span_of(src, at).start);
+        if let Some(t) = self.tainted.get(&self.flow.variable(name, at)) {
             self.found = Some(*t);
         } else if is_source_ident(name) {
             // No origin yet: the step or sleep that reads the source is where it is chosen.
@@ -329,7 +383,7 @@ impl Carry<'_> {
                 if let Some(seg) = p.path.segments.last() {
                     let name = seg.ident.to_string();
                     if is_source_ident(&name) && !name.chars().any(|c| c.is_ascii_lowercase()) {
-                        self.ident(&name);
+                        self.ident(&name, None);
                     }
                 }
             }
@@ -360,7 +414,7 @@ impl<'ast> Visit<'ast> for Carry<'_> {
     }
 
     fn visit_ident(&mut self, i: &'ast proc_macro2::Ident) {
-        self.ident(&i.to_string());
+        self.ident(&i.to_string(), Some(i.span()));
     }
 
     fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
@@ -391,7 +445,7 @@ impl<'ast> Visit<'ast> for Carry<'_> {
 
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
         let name = m.method.to_string();
-        self.ident(&name);
+        self.ident(&name, None);
         self.call(&name);
         self.visit_expr(&m.receiver);
         if name == "get" || name == "get_all" {
@@ -425,39 +479,84 @@ const PASS_CALLS: &[&str] = &[
     "into",
 ];
 
+impl<'ast> Flow<'ast> {
+    fn offsets(&self, span: proc_macro2::Span) -> (usize, usize) {
+        self.src.map_or((0, usize::MAX), |src| {
+            let s = span_of(src, span);
+            (s.start, s.end)
+        })
+    }
+
+    /// Record a step; a declaration's names are visible over `scope`.
+    fn step(
+        &mut self,
+        names: Vec<String>,
+        value: &'ast Expr,
+        origin: proc_macro2::Span,
+        scope: Option<(usize, usize)>,
+    ) {
+        let at = self.offsets(origin).0;
+        if let Some(scope) = scope {
+            for n in &names {
+                self.decls.entry(n.clone()).or_default().push(scope);
+            }
+        }
+        self.steps.push(Step {
+            names,
+            value,
+            origin,
+            at,
+            scope,
+        });
+    }
+
+    /// From the end of `span` to the end of the block around it.
+    fn rest_of_block(&self, span: proc_macro2::Span) -> (usize, usize) {
+        let end = self.blocks.last().copied().unwrap_or(usize::MAX);
+        (self.offsets(span).1, end)
+    }
+}
+
 impl<'ast> Visit<'ast> for Flow<'ast> {
     fn visit_item(&mut self, _: &'ast syn::Item) {}
 
+    fn visit_block(&mut self, b: &'ast syn::Block) {
+        let end = self.offsets(b.brace_token.span.join()).1;
+        self.blocks.push(end);
+        visit::visit_block(self, b);
+        self.blocks.pop();
+    }
+
     fn visit_local(&mut self, l: &'ast syn::Local) {
         if let Some(init) = &l.init {
-            self.steps.push(Step {
-                names: pat_idents(&l.pat),
-                value: &init.expr,
-                origin: origin_of(&init.expr).unwrap_or_else(|| super::spans::of(&l)),
-            });
+            let whole = super::spans::of(&l);
+            let origin = origin_of(&init.expr).unwrap_or(whole);
+            let scope = self.rest_of_block(whole);
+            self.step(pat_idents(&l.pat), &init.expr, origin, Some(scope));
         }
         visit::visit_local(self, l);
     }
 
     fn visit_expr(&mut self, e: &'ast Expr) {
         match e {
-            Expr::Let(l) => self.steps.push(Step {
-                names: pat_idents(&l.pat),
-                value: &l.expr,
-                origin: super::spans::of(&l),
-            }),
-            Expr::Assign(a) => self.steps.push(Step {
-                names: idents(&a.left).into_iter().take(1).collect(),
-                value: &a.right,
-                origin: super::spans::of(&a),
-            }),
+            Expr::Let(l) => {
+                // `if let` / `while let`: visible in what follows in the block (its branch,
+                // and, for a let-else-like chain, after it), which is at least its branch.
+                let whole = super::spans::of(&l);
+                let scope = self.rest_of_block(whole);
+                self.step(pat_idents(&l.pat), &l.expr, whole, Some(scope));
+            }
+            Expr::Assign(a) => self.step(
+                idents(&a.left).into_iter().take(1).collect(),
+                &a.right,
+                super::spans::of(&a),
+                None,
+            ),
             Expr::Match(m) => {
                 for arm in &m.arms {
-                    self.steps.push(Step {
-                        names: pat_idents(&arm.pat),
-                        value: &m.expr,
-                        origin: super::spans::of(&arm),
-                    });
+                    let whole = super::spans::of(&arm);
+                    let scope = self.offsets(whole);
+                    self.step(pat_idents(&arm.pat), &m.expr, whole, Some(scope));
                 }
             }
             Expr::Binary(b) => {
