@@ -461,44 +461,24 @@ fn statuses(files: &[&ClientSummary]) -> Vec<StatusFinding> {
     let mut by_gate: BTreeMap<(usize, usize), Vec<SiteRef>> = BTreeMap::new();
     for (fi, f) in files.iter().enumerate() {
         for site in f.sites.iter().filter(|s| !s.status_callees.is_empty()) {
-            // The names the site's attempt calls, as the summary wrote them (`f:?::get`).
-            let mut frontier: Vec<&str> = site
-                .reads
-                .iter()
-                .filter_map(|r| match r {
-                    Src::Name(n) if n.starts_with("f:") && !too_common(n) => {
-                        let last = n.rsplit("::").next().unwrap_or(n).trim_start_matches("f:");
-                        site.status_callees
-                            .iter()
-                            .any(|c| c == last)
-                            .then_some(n.as_str())
-                    }
-                    _ => None,
-                })
-                .collect();
-            let mut seen: BTreeSet<String> = BTreeSet::new();
-            for _ in 0..STATUS_DEPTH {
-                let mut next = Vec::new();
-                for n in frontier {
-                    for k in names.resolve(n) {
-                        if !seen.insert(k.clone()) {
-                            continue;
-                        }
-                        if let Some(&(gi, g)) = gates.get(k.as_str()) {
-                            by_gate
-                                .entry((gi, g.span.start))
-                                .or_default()
-                                .push(SiteRef {
-                                    path: files[fi].path.clone(),
-                                    site: site.clone(),
-                                });
-                        } else if let Some(calls) = bodies.get(k.as_str()) {
-                            next.extend(calls.iter().copied());
-                        }
-                    }
-                }
-                frontier = next;
-            }
+            let callees = site_callees(site).filter(|n| {
+                let last = n.rsplit("::").next().unwrap_or(n).trim_start_matches("f:");
+                site.status_callees.iter().any(|c| c == last)
+            });
+            // A status gate decides for what it calls: the walk stops there.
+            walk_calls(callees, STATUS_DEPTH, &names, &bodies, |k| {
+                let Some(&(gi, g)) = gates.get(k) else {
+                    return true;
+                };
+                by_gate
+                    .entry((gi, g.span.start))
+                    .or_default()
+                    .push(SiteRef {
+                        path: files[fi].path.clone(),
+                        site: site.clone(),
+                    });
+                false
+            });
         }
     }
     by_gate
@@ -525,6 +505,41 @@ fn statuses(files: &[&ClientSummary]) -> Vec<StatusFinding> {
 /// calls and the helpers of that one (kubert's `ensure_claimed` -> `renew` -> `patch`). Further,
 /// a crawler's retry reaches every timer of its fetch machinery, each a finding of its own.
 const TIMER_DEPTH: usize = 2;
+
+/// The crate names a site's attempt calls, as the summary wrote them (`f:?::get`).
+fn site_callees(site: &SiteUse) -> impl Iterator<Item = &str> {
+    site.reads.iter().filter_map(|r| match r {
+        Src::Name(n) if n.starts_with("f:") && !too_common(n.as_str()) => Some(n.as_str()),
+        _ => None,
+    })
+}
+
+/// Breadth-first over the call graph from `from`, `depth` calls deep, each function key once:
+/// `visit` sees every key reached and says whether to follow what that function calls.
+fn walk_calls<'a>(
+    from: impl Iterator<Item = &'a str>,
+    depth: usize,
+    names: &Names,
+    bodies: &HashMap<&'a str, Vec<&'a str>>,
+    mut visit: impl FnMut(&str) -> bool,
+) {
+    let mut frontier: Vec<&str> = from.collect();
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    for _ in 0..depth {
+        let mut next = Vec::new();
+        for n in frontier {
+            for k in names.resolve(n) {
+                if !seen.insert(k.clone()) || !visit(&k) {
+                    continue;
+                }
+                if let Some(called) = bodies.get(k.as_str()) {
+                    next.extend(called.iter().copied());
+                }
+            }
+        }
+        frontier = next;
+    }
+}
 
 /// Function key -> the crate functions its body calls (by the names the summaries wrote).
 fn call_graph<'a>(files: &[&'a ClientSummary]) -> HashMap<&'a str, Vec<&'a str>> {
@@ -584,52 +599,35 @@ fn helper_timers(
     let mut found: BTreeMap<(usize, usize), AttemptFinding> = BTreeMap::new();
     for f in files {
         for site in f.sites.iter().filter(|s| !skip(s)) {
-            let mut frontier: Vec<&str> = site
-                .reads
-                .iter()
-                .filter_map(|r| match r {
-                    Src::Name(n) if n.starts_with("f:") && !too_common(n) => Some(n.as_str()),
-                    _ => None,
-                })
-                .collect();
-            let mut seen: BTreeSet<String> = BTreeSet::new();
-            for _ in 0..TIMER_DEPTH {
-                let mut next = Vec::new();
-                for n in frontier {
-                    for k in names.resolve(n) {
-                        if !seen.insert(k.clone()) || under_deadline(&k) {
-                            continue;
-                        }
-                        if let Some(ts) = timers.get(k.as_str()) {
-                            // RULES.md's `timeout(CONST, attempt)`: away from the site only a
-                            // duration written with literals or crate constants is surely
-                            // fixed (a configured one may be the caller's whole budget).
-                            // Under a second (a 50 ms drain before reusing a connection) it
-                            // adds nothing a caller would notice, as the sub-second waits
-                            // uncancellable-backoff leaves alone.
-                            let fixed = ts.iter().filter(|(_, t)| {
-                                secs_of(&t.duration, &consts).is_some_and(|s| s >= 1.0)
+            // A helper every call of which is under a deadline neither counts nor leads on.
+            walk_calls(site_callees(site), TIMER_DEPTH, names, &bodies, |k| {
+                if under_deadline(k) {
+                    return false;
+                }
+                if let Some(ts) = timers.get(k) {
+                    // RULES.md's `timeout(CONST, attempt)`: away from the site only a duration
+                    // written with literals or crate constants is surely fixed (a configured
+                    // one may be the caller's whole budget). Under a second (a 50 ms drain
+                    // before reusing a connection) it adds nothing a caller would notice, as
+                    // the sub-second waits uncancellable-backoff leaves alone.
+                    let fixed = ts
+                        .iter()
+                        .filter(|(_, t)| secs_of(&t.duration, &consts).is_some_and(|s| s >= 1.0));
+                    for &(ti, t) in fixed {
+                        found
+                            .entry((ti, t.span.start))
+                            .or_insert_with(|| AttemptFinding {
+                                path: files[ti].path.clone(),
+                                span: t.span,
+                                duration: t.duration.clone(),
+                                site: site.clone(),
+                                through: Some((f.path.clone(), t.function.clone())),
+                                secs: secs_of(&t.duration, &consts),
                             });
-                            for &(ti, t) in fixed {
-                                found
-                                    .entry((ti, t.span.start))
-                                    .or_insert_with(|| AttemptFinding {
-                                        path: files[ti].path.clone(),
-                                        span: t.span,
-                                        duration: t.duration.clone(),
-                                        site: site.clone(),
-                                        through: Some((f.path.clone(), t.function.clone())),
-                                        secs: secs_of(&t.duration, &consts),
-                                    });
-                            }
-                        }
-                        if let Some(called) = bodies.get(k.as_str()) {
-                            next.extend(called.iter().copied());
-                        }
                     }
                 }
-                frontier = next;
-            }
+                true
+            });
         }
     }
     found.into_values().collect()
