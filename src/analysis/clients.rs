@@ -912,12 +912,9 @@ const MARKER_TRAITS: &[&str] = &[
 /// Wrappers whose methods are their content's (`Arc<dyn Transport>`, `&Box<C>`).
 const TRANSPARENT: &[&str] = &["Arc", "Rc", "Box", "Pin"];
 
-/// The owner a method called on a value of this type belongs to: the type's name
-/// (`Client`), or the trait of a trait object, `impl Trait` or bounded generic; `None` when
-/// the type says nothing (a bare generic, a tuple, a fn pointer).
 /// The type under any `&`, `&mut`, parentheses and invisible groups: a borrowed request or
 /// client is the same request or client for every question asked of it here.
-fn peel_type(mut ty: &syn::Type) -> &syn::Type {
+pub(super) fn peel_type(mut ty: &syn::Type) -> &syn::Type {
     loop {
         match ty {
             syn::Type::Reference(r) => ty = &r.elem,
@@ -928,7 +925,10 @@ fn peel_type(mut ty: &syn::Type) -> &syn::Type {
     }
 }
 
-fn type_owner(ty: &syn::Type, bounds: &HashMap<String, String>) -> Option<String> {
+/// The owner a method called on a value of this type belongs to: the type's name
+/// (`Client`), or the trait of a trait object, `impl Trait` or bounded generic; `None` when
+/// the type says nothing (a bare generic, a tuple, a fn pointer).
+pub(super) fn type_owner(ty: &syn::Type, bounds: &HashMap<String, String>) -> Option<String> {
     match peel_type(ty) {
         syn::Type::TraitObject(t) => first_trait(&t.bounds),
         syn::Type::ImplTrait(t) => first_trait(&t.bounds),

@@ -140,6 +140,7 @@ pub(super) fn run(
 ) -> Facts {
     let imports = Imports::collect(file);
     let cancel_fields = struct_cancel_fields(bodies, apis, src);
+    let types = super::types::FileTypes::of(bodies);
     let checkers = super::rounds::bound_checkers(bodies, apis, helpers);
     let (bound_checkers, defined_fns, clock_checkers, optional_checkers) = (
         checkers.bounds,
@@ -185,6 +186,8 @@ pub(super) fn run(
         fn_impls: HashMap::new(),
         bounded_locals: Vec::new(),
         local_inits: Vec::new(),
+        types,
+        param_types: HashMap::new(),
     };
     c.visit_file(file);
     // What the file's helpers that a retry loop asks decide by, and the file does not define:
@@ -245,6 +248,10 @@ struct Collector<'a> {
     /// Each local's initializer: (function, local, the initializer's span).
     local_inits: Vec<(Option<usize>, String, Span)>,
     impl_stack: Vec<String>,
+    /// What the file declares of its types, for a method call's receiver.
+    types: super::types::FileTypes,
+    /// Per item function, its parameters' declared types.
+    param_types: HashMap<usize, HashMap<String, String>>,
     /// Inside an `impl Policy for T` (its `retry` method is a retry site).
     in_policy: bool,
     /// Per struct, its fields that are cancellation sources, each with whether its type is a
@@ -528,6 +535,11 @@ impl Collector<'_> {
         let span = self.span(node_span);
         let idx = self.push_fn(name, span, FnKind::Item, sig.asyncness.is_some());
         self.facts.functions[idx].streams = polls_next_item(sig);
+        let impl_type = self.impl_stack.last().map(String::as_str);
+        let typed = super::types::param_types(sig, impl_type);
+        if !typed.is_empty() {
+            self.param_types.insert(idx, typed);
+        }
         let instants = instant_params(sig);
         if !instants.is_empty() {
             self.instant_params.insert(idx, instants);
@@ -562,6 +574,19 @@ impl Collector<'_> {
             .find(|&&f| self.facts.functions[f].kind == FnKind::Item)?;
         let (params, method) = self.callables.get(&f)?;
         Some((f, params.as_slice(), *method))
+    }
+
+    /// The type of a method call's receiver, as far as the file declares it
+    /// ([`super::types`]).
+    fn receiver_type(&self, receiver: &Expr) -> Option<String> {
+        let f = self
+            .fn_stack
+            .iter()
+            .rev()
+            .find(|&&f| self.facts.functions[f].kind == FnKind::Item);
+        let params = f.and_then(|f| self.param_types.get(f));
+        let impl_type = self.impl_stack.last().map(String::as_str);
+        self.types.receiver(receiver, impl_type, params)
     }
 
     /// `name` is a callable (or request) parameter of the innermost item function and the
@@ -1698,9 +1723,11 @@ impl<'ast> Visit<'ast> for Collector<'_> {
         }
         let on_self = matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"));
         let impl_type = self.impl_stack.last().map(String::as_str);
-        let wrapper = wrappers::for_method(self.known, &name, on_self, impl_type)
-            .filter(|w| m.args.len() > w.param)
-            .cloned();
+        let receiver = self.receiver_type(&m.receiver);
+        let wrapper =
+            wrappers::for_method(self.known, &name, on_self, impl_type, receiver.as_deref())
+                .filter(|w| m.args.len() > w.param)
+                .cloned();
         if let Some(w) = wrapper {
             self.enter_wrapper_site(&w, m.method.span(), super::spans::of(&m), &m.args);
             visit::visit_expr_method_call(self, m);
@@ -1711,6 +1738,7 @@ impl<'ast> Visit<'ast> for Collector<'_> {
             |_| Callee::Method {
                 name: name.clone(),
                 on_self,
+                receiver,
             },
             &m.args,
         );

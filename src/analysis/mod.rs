@@ -32,6 +32,7 @@ pub mod spans;
 mod status;
 mod strategy;
 pub mod test_code;
+mod types;
 pub mod wrappers;
 
 use std::collections::BTreeSet;

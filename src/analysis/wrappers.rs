@@ -112,8 +112,13 @@ pub enum Callee {
         candidates: Vec<String>,
         local: bool,
     },
-    /// `receiver.f(..)`, with whether the receiver is `self`.
-    Method { name: String, on_self: bool },
+    /// `receiver.f(..)`, with whether the receiver is `self` and the receiver's type where the
+    /// calling file declares it ([`super::types`]).
+    Method {
+        name: String,
+        on_self: bool,
+        receiver: Option<String>,
+    },
 }
 
 impl Wrapper {
@@ -325,20 +330,28 @@ fn for_resolved<'w>(
         })
 }
 
-/// The wrapper a method call `receiver.name(..)` names, if any.
+/// The wrapper a method call `receiver.name(..)` names, if any: the one defined on the
+/// receiver's type when that is known (`self` in an `impl`, or `receiver_type`, what the file
+/// declares: [`super::types`]), else the only one of an uncommon name.
 #[must_use]
 pub fn for_method<'w>(
     wrappers: &'w [Wrapper],
     name: &str,
     receiver_is_self: bool,
     impl_type: Option<&str>,
+    receiver_type: Option<&str>,
 ) -> Option<&'w Wrapper> {
     let mut named = wrappers.iter().filter(|w| w.method && w.name == name);
     let first = named.next()?;
-    if receiver_is_self {
+    let owner = if receiver_is_self {
+        impl_type
+    } else {
+        receiver_type
+    };
+    if let Some(owner) = owner.filter(|t| !t.is_empty()) {
         if let Some(w) = std::iter::once(first)
             .chain(named.clone())
-            .find(|w| w.owner.is_some() && w.owner.as_deref() == impl_type)
+            .find(|w| w.owner.as_deref() == Some(owner))
         {
             return Some(w);
         }
@@ -348,7 +361,7 @@ pub fn for_method<'w>(
 }
 
 /// Bound on the hand-off chains [`close`] follows (each round follows one more hop).
-const CHAIN: usize = 4;
+pub const CHAIN: usize = 4;
 
 /// Add to `wrappers` the functions that hand their parameter on to one, a few hops deep: each
 /// is bounded, cancelled and classifying the way the wrapper it hands to is, and its loop is
@@ -375,9 +388,17 @@ pub fn close(wrappers: &mut Vec<Wrapper>, delegations: &[Delegation]) {
                     d.owner.as_deref(),
                     here,
                 ),
-                Callee::Method { name, on_self } => {
-                    for_method(wrappers, name, *on_self, d.owner.as_deref())
-                }
+                Callee::Method {
+                    name,
+                    on_self,
+                    receiver,
+                } => for_method(
+                    wrappers,
+                    name,
+                    *on_self,
+                    d.owner.as_deref(),
+                    receiver.as_deref(),
+                ),
             };
             let Some(t) = target.filter(|t| t.param == d.arg && t.takes == d.takes) else {
                 continue;
@@ -516,12 +537,12 @@ mod tests {
             wrapper("with_retry", Some("Client"), true, "client"),
             wrapper("call", Some("Api"), true, "api"),
         ];
-        assert!(for_method(&ws, "with_retry", false, None).is_some());
-        assert!(for_method(&ws, "with_retry", true, Some("Other")).is_some());
+        assert!(for_method(&ws, "with_retry", false, None, None).is_some());
+        assert!(for_method(&ws, "with_retry", true, Some("Other"), None).is_some());
         // An everyday name links only through `self` in its own impl.
-        assert!(for_method(&ws, "call", false, None).is_none());
-        assert!(for_method(&ws, "call", true, Some("Api")).is_some());
-        assert!(for_method(&ws, "missing", true, Some("Api")).is_none());
+        assert!(for_method(&ws, "call", false, None, None).is_none());
+        assert!(for_method(&ws, "call", true, Some("Api"), None).is_some());
+        assert!(for_method(&ws, "missing", true, Some("Api"), None).is_none());
     }
 
     fn handing(name: &str, param: usize, takes: Takes, callee: &str, arg: usize) -> Delegation {
