@@ -28,7 +28,7 @@
 //! text once to check the fix kept it parsable, then lints again as a whole run with the
 //! changed texts in the [`Overlay`] (overlay files are not read from disk).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -665,7 +665,16 @@ fn join_units(
             .iter()
             .flat_map(|&i| results[i].report.delegations.iter().cloned())
             .collect();
-        crate::analysis::wrappers::close(&mut known, &delegations);
+        close_across_files(
+            files,
+            &unit.files,
+            &mut known,
+            delegations,
+            config,
+            threads,
+            errors,
+            read,
+        );
         // What the unit's other files answer for the helpers its retry loops call and do not
         // define: a file whose loops asked about one of them is linted again with it known.
         let helpers = unit_helpers(
@@ -707,6 +716,67 @@ fn join_units(
                 },
             );
         }
+    }
+}
+
+/// Close the unit's wrappers over its hand-offs ([`crate::analysis::wrappers::close`]), with
+/// the hand-offs pass one could not see. Pass one records a file's hand-offs from what its
+/// masked parse kept, and a function that only hands its request to another file's wrapper
+/// (`fn execute_raw(&self, req) { self.requester(r).execute(cfg, req) }`) holds none of the
+/// words that keep it. So each file of the unit that calls a wrapper by name, and can hold a
+/// parameter to hand on (it names a request type, or a closure trait), is parsed whole once
+/// and says its hand-offs; the wrappers they make are asked about in turn, as deep as
+/// [`CHAIN`](crate::analysis::wrappers::CHAIN). A crate without wrappers reads nothing here.
+#[allow(clippy::too_many_arguments)]
+fn close_across_files(
+    files: &[PathBuf],
+    unit_files: &[usize],
+    known: &mut Vec<Wrapper>,
+    mut delegations: Vec<crate::analysis::wrappers::Delegation>,
+    config: &Config,
+    threads: usize,
+    errors: &mut Vec<FileError>,
+    read: &(dyn Fn(&PathBuf) -> Result<String, String> + Sync),
+) {
+    use crate::analysis::wrappers::{close, CHAIN};
+    close(known, &delegations);
+    let handed_types: Vec<&str> = config
+        .apis
+        .clients
+        .request_types
+        .iter()
+        .filter_map(|t| t.rsplit("::").next())
+        .collect();
+    let mut asked = vec![false; unit_files.len()];
+    let mut names: BTreeSet<String> = known.iter().map(|w| w.name.clone()).collect();
+    for _ in 0..CHAIN {
+        if names.is_empty() {
+            return;
+        }
+        let todo: Vec<usize> = (0..unit_files.len()).filter(|&m| !asked[m]).collect();
+        let found = parallel(todo.len(), threads, errors, |k| {
+            let path = &files[unit_files[todo[k]]];
+            let Ok(text) = read(path) else {
+                return (false, Vec::new());
+            };
+            let calls = names.iter().any(|n| lint::calls(&text, n));
+            if !calls || !(text.contains("Fn") || handed_types.iter().any(|t| text.contains(t))) {
+                return (false, Vec::new());
+            }
+            let src = SourceFile::new(walk::display(path), text).with_real_path(path.clone());
+            (true, lint::delegations_of(&src, config).unwrap_or_default())
+        });
+        let before = known.len();
+        for (k, (parsed, found)) in found.into_iter().enumerate() {
+            asked[todo[k]] = parsed;
+            for d in found {
+                if !delegations.contains(&d) {
+                    delegations.push(d);
+                }
+            }
+        }
+        close(known, &delegations);
+        names = known[before..].iter().map(|w| w.name.clone()).collect();
     }
 }
 

@@ -444,6 +444,15 @@ fn occurrences<'t>(text: &'t str, name: &'t str) -> impl Iterator<Item = usize> 
     })
 }
 
+/// Does `text` call `name` (`name(`, `.name(`, `name::<`), as far as the text shows?
+#[must_use]
+pub fn calls(text: &str, name: &str) -> bool {
+    occurrences(text, name).any(|i| {
+        let rest = text[i + name.len()..].trim_start();
+        rest.starts_with('(') || rest.starts_with("::<")
+    })
+}
+
 /// How often `name` occurs in `text`.
 fn mentions(text: &str, name: &str) -> usize {
     occurrences(text, name).count()
@@ -508,6 +517,23 @@ pub fn relint_with_crate(
         let summary = summary.filter(|s| !s.is_empty());
         let report = FileReport::analysed(diagnostics, &facts, tests, placed);
         Ok((report, summary))
+    })
+}
+
+/// The hand-offs of `src` ([`Delegation`]), from its whole syntax tree: the functions that
+/// hand their request or callable parameter on to another call. Pass one records them only for
+/// what its (masked) parse kept, which the rules' words decide; a function that only hands a
+/// request to another file's wrapper (riven's `execute_raw(req)` to
+/// `RegionalRequester::execute`) has none of those words. The join asks this of the files that
+/// name a wrapper of their crate ([`crate::driver`]).
+pub fn delegations_of(src: &SourceFile, config: &Config) -> Result<Vec<Delegation>, FileError> {
+    if is_test_file(src, config) {
+        return Ok(Vec::new());
+    }
+    on_whole_tree(src, config, |ast, _| {
+        let (mut facts, _) =
+            analysis::analyze_summarized(ast, src, &config.apis, &[], CrateHelpers::NONE, false);
+        Ok(placed(src, &mut facts).1)
     })
 }
 

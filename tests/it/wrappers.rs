@@ -276,3 +276,107 @@ fn a_helper_turning_4xx_into_errors_under_a_wrapper_that_retries_every_error() {
         .collect();
     assert_eq!(lines, vec![20]);
 }
+
+const REQUESTER_RS: &str = r#"use reqwest::RequestBuilder;
+
+pub struct Requester;
+
+impl Requester {
+    pub async fn execute(&self, tries: u8, request: RequestBuilder) -> Result<reqwest::Response, reqwest::Error> {
+        let mut n: u8 = 0;
+        loop {
+            match request.try_clone().expect("a byte body").send().await {
+                Ok(r) => break Ok(r),
+                Err(e) if n >= tries => break Err(e),
+                Err(_) => {
+                    tokio::time::sleep(std::time::Duration::from_secs(1 << n)).await;
+                    n += 1;
+                }
+            }
+        }
+    }
+}
+"#;
+
+const API_BASE_RS: &str = r#"use reqwest::{Method, RequestBuilder};
+use crate::requester::Requester;
+
+pub struct Base { client: reqwest::Client, requester: Requester, log: Log }
+
+impl Base {
+    pub fn request(&self, method: Method, path: &str) -> RequestBuilder {
+        self.client.request(method, path)
+    }
+    pub async fn execute_val(&self, request: RequestBuilder) -> Result<String, reqwest::Error> {
+        self.execute_raw(request).await?.text().await
+    }
+    // Sent once: `Log::execute` is not the requester's.
+    pub async fn execute_once(&self, request: RequestBuilder) -> Result<(), reqwest::Error> {
+        self.log.execute(request).await
+    }
+    async fn execute_raw(&self, request: RequestBuilder) -> Result<reqwest::Response, reqwest::Error> {
+        self.requester_for("eu").execute(3, request).await
+    }
+    fn requester_for(&self, region: &str) -> &Requester {
+        &self.requester
+    }
+}
+
+pub struct Log;
+
+impl Log {
+    pub async fn execute(&self, request: RequestBuilder) -> Result<(), reqwest::Error> {
+        request.send().await.map(drop)
+    }
+}
+"#;
+
+const ENDPOINTS_RS: &str = r#"use reqwest::Method;
+use crate::base::Base;
+
+pub struct Decks<'a> { pub base: &'a Base }
+
+impl<'a> Decks<'a> {
+    pub async fn create(&self, body: Vec<u8>) -> Result<String, reqwest::Error> {
+        let request = self.base.request(Method::POST, "/decks").body(body);
+        self.base.execute_val(request).await
+    }
+    pub async fn list(&self) -> Result<String, reqwest::Error> {
+        let request = self.base.request(Method::GET, "/decks");
+        self.base.execute_val(request).await
+    }
+    pub async fn audit(&self, body: Vec<u8>) -> Result<(), reqwest::Error> {
+        let request = self.base.request(Method::POST, "/audit").body(body);
+        self.base.execute_once(request).await
+    }
+}
+"#;
+
+/// riven's shape: the endpoint builds a POST from a method it hands to the crate's request
+/// factory, and hands the request through two helpers of another file to a requester of a third
+/// that re-sends it. The helper that reaches the requester says nothing of retrying (no word
+/// of the rules' vocabulary), and calls a method named like many (`execute`): the receiver's
+/// declared type (`&Requester`, the return type of `requester_for`) names the one that
+/// retries. Near misses: the GET through the same chain, and the POST handed to `Log::execute`,
+/// which sends it once.
+#[test]
+fn a_post_handed_through_helpers_of_other_files_to_a_requester_that_resends_it() {
+    let tmp = package();
+    let dir = tmp.path();
+    write(
+        dir,
+        "src/lib.rs",
+        "mod base;\nmod endpoints;\nmod requester;\n",
+    );
+    write(dir, "src/requester.rs", REQUESTER_RS);
+    write(dir, "src/base.rs", API_BASE_RS);
+    write(dir, "src/endpoints.rs", ENDPOINTS_RS);
+    assert_eq!(
+        findings(dir),
+        vec![(
+            "endpoints.rs".to_string(),
+            8,
+            "non-idempotent-retry-without-key".to_string()
+        )]
+    );
+}
