@@ -688,6 +688,12 @@ pub fn analyze_summarized(
     let site_spans: Vec<Span> = facts.sites.iter().map(|s| s.span).collect();
     let site_nodes = bodies.site_nodes(src, &site_spans);
     facts.requests = requests::run(file, &bodies, src, apis, &facts);
+    // A request sending the method its function is handed sends what the callers hand.
+    let takers = facts.requests.method_takers.clone();
+    facts.hidden_callers.extend(takers);
+    // And a function handed a retrying client stores it where requests are sent from.
+    let takers = facts.requests.client_takers.clone();
+    facts.hidden_callees.extend(takers);
     for w in &mut facts.wrappers {
         w.refusals_only = w
             .site

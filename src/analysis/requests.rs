@@ -51,6 +51,13 @@ pub struct Requests {
     /// The loops of this file's retry wrappers that go round only after a refusal (a failure
     /// where the request was never applied): their callers' writes are not duplicated.
     pub refusal_only_sites: Vec<Span>,
+    /// Functions whose request's method is a parameter: their callers, perhaps blanked by the
+    /// prefilter's mask, say which methods it sends ([`super::Facts::hidden_callers`]).
+    pub method_takers: std::collections::BTreeSet<String>,
+    /// Functions of the file handed a retrying client (`Self::custom(agent, client)`): where
+    /// they store it, perhaps blanked by the mask, is a retrying field
+    /// ([`super::Facts::hidden_callees`]).
+    pub client_takers: std::collections::BTreeSet<String>,
 }
 
 /// A non-idempotent request inside a retry site's reach.
@@ -160,10 +167,17 @@ pub(super) fn run(
     if !scan.layer_fns.is_empty() {
         scan.factory_layers();
     }
+    if !scan.layers.is_empty() {
+        scan.handed_layers();
+    }
     // Nothing retries in this file: no token index, no work.
     if facts.sites.is_empty() && scan.policies.is_empty() && scan.layers.is_empty() {
         return Requests::default();
     }
+    let method_takers = (scan.param_methods.iter())
+        .map(|p| scan.items[p.item].name.clone())
+        .collect();
+    let client_takers = scan.client_takers();
     let mut toks = Vec::new();
     index_tokens(file.to_token_stream(), src, &mut toks);
     let cx = Resolve {
@@ -200,6 +214,8 @@ pub(super) fn run(
             })
             .filter(|&s| cx.not_delivered_only(s))
             .collect(),
+        method_takers,
+        client_takers,
     }
 }
 
@@ -264,6 +280,8 @@ struct ParamMethod {
     item: usize,
     param: usize,
     span: Span,
+    /// The request's receiver chain root (`self.client`), as [`RawWrite::base`].
+    base: Option<String>,
 }
 
 /// A call handing a method on: a constant (`self.execute(Method::POST, ..)`) or a parameter of
@@ -382,13 +400,17 @@ struct Init {
     callees: Vec<String>,
     copies: Option<String>,
     scope: Option<usize>,
+    /// For a field, the type of the struct literal that sets it (`Self` read as the `impl`'s).
+    owner: Option<String>,
 }
 
-/// A client wrapped in a retrying middleware: the local or field that holds it.
+/// A client wrapped in a retrying middleware: the local or field that holds it, and for a
+/// field the type it is a field of, when the literal that sets it says.
 struct Layer {
     local: Option<(String, Option<usize>)>,
     field: Option<String>,
     span: Span,
+    owner: Option<String>,
 }
 
 struct Scan<'a> {
@@ -551,11 +573,16 @@ impl<'a> Scan<'a> {
 
     /// A request's method argument: when it names a parameter, the request sends what the
     /// callers hand in ([`Self::param_writes`]).
-    fn param_method(&mut self, arg: Option<&Expr>) {
+    fn param_method(&mut self, arg: Option<&Expr>, base: Option<String>) {
         let Some(arg) = arg else { return };
         if let Some((item, param)) = self.param_of(arg) {
             let span = self.span(super::spans::of(&arg));
-            self.param_methods.push(ParamMethod { item, param, span });
+            self.param_methods.push(ParamMethod {
+                item,
+                param,
+                span,
+                base,
+            });
         }
     }
 
@@ -626,7 +653,7 @@ impl<'a> Scan<'a> {
                     self.writes.push(RawWrite {
                         span: p.span,
                         method: m.to_ascii_uppercase(),
-                        base: None,
+                        base: p.base.clone(),
                         handed_in: Some(*at),
                         on_self_of: None,
                     });
@@ -918,6 +945,7 @@ impl<'ast> Scan<'_> {
                     local: Some((name.clone(), self.scope())),
                     field: None,
                     span,
+                    owner: None,
                 });
             }
             self.inits.push(Init {
@@ -926,12 +954,25 @@ impl<'ast> Scan<'_> {
                 callees: super::callee_names(&init.expr, false),
                 copies: None,
                 scope: self.scope(),
+                owner: None,
             });
             self.bind(name, at, &init.expr, false);
         }
     }
 
     fn literal(&mut self, s: &syn::ExprStruct) {
+        let owner = s
+            .path
+            .segments
+            .last()
+            .map(|seg| seg.ident.to_string())
+            .and_then(|t| {
+                if t == "Self" {
+                    self.impl_type()
+                } else {
+                    Some(t)
+                }
+            });
         for f in &s.fields {
             let syn::Member::Named(field) = &f.member else {
                 continue;
@@ -952,6 +993,7 @@ impl<'ast> Scan<'_> {
                     local: None,
                     field: Some(field.to_string()),
                     span,
+                    owner: owner.clone(),
                 });
             }
             self.inits.push(Init {
@@ -960,6 +1002,7 @@ impl<'ast> Scan<'_> {
                 callees: super::callee_names(&f.expr, false),
                 copies: single_ident(&f.expr),
                 scope: self.scope(),
+                owner: owner.clone(),
             });
         }
     }
@@ -1002,7 +1045,7 @@ impl<'ast> Scan<'_> {
             self.method_args(&last, c.args.iter(), false);
             // `Request::new(method, url)`: the method is the first argument.
             if segs.len() >= 2 && segs[segs.len() - 2] == "Request" && last == "new" {
-                self.param_method(c.args.first());
+                self.param_method(c.args.first(), None);
             }
             let resolved = segs.join("::");
             let fn_write =
@@ -1079,7 +1122,7 @@ impl<'ast> Scan<'_> {
             });
         }
         if matches!(name.as_str(), "request" | "method") {
-            self.param_method(m.args.first());
+            self.param_method(m.args.first(), base.clone());
         }
         self.method_args(&name, m.args.iter(), true);
         for (i, a) in m.args.iter().enumerate() {
@@ -1194,9 +1237,78 @@ impl Scan<'_> {
                     local: init.local.clone(),
                     field: init.field.clone(),
                     span,
+                    owner: init.owner.clone(),
                 });
             }
         }
+    }
+
+    /// A field set from a parameter (`fn custom(agent, http: C) -> Self { Self { client: http,
+    /// .. } }`) holds what the file's calls of that function hand it there: the retrying client
+    /// `new` makes and passes on (`Self::custom(agent, client)`).
+    fn handed_layers(&mut self) {
+        let mut handed = Vec::new();
+        for init in &self.inits {
+            let (Some(field), Some(copied), Some(scope)) = (&init.field, &init.copies, init.scope)
+            else {
+                continue;
+            };
+            let item = &self.items[scope];
+            let Some(param) = item.params.iter().position(|p| p == copied) else {
+                continue;
+            };
+            for h in self.handoffs.iter().filter(|h| h.name == item.name) {
+                let Some(arg) = (0..h.args.len())
+                    .find(|&i| item.param_at(i, h.method) == Some(param))
+                    .map(|i| h.args[i])
+                else {
+                    continue;
+                };
+                let caller = self.innermost_item(h.call);
+                let name = self.src.slice(arg).trim().trim_start_matches('&');
+                let layer = self.layers.iter().find(|l| {
+                    l.local
+                        .as_ref()
+                        .is_some_and(|(n, sc)| n == name && *sc == caller)
+                });
+                if let Some(l) = layer {
+                    handed.push(Layer {
+                        local: None,
+                        field: Some(field.clone()),
+                        span: l.span,
+                        owner: init.owner.clone(),
+                    });
+                }
+            }
+        }
+        self.layers.extend(handed);
+    }
+
+    /// The functions the file's calls hand a retrying client to ([`Requests::client_takers`]).
+    fn client_takers(&self) -> std::collections::BTreeSet<String> {
+        let mut out = std::collections::BTreeSet::new();
+        for h in &self.handoffs {
+            let caller = self.innermost_item(h.call);
+            let hands = h.args.iter().any(|&a| {
+                let name = self.src.slice(a).trim().trim_start_matches('&');
+                self.layers.iter().any(|l| {
+                    l.local
+                        .as_ref()
+                        .is_some_and(|(n, sc)| n == name && *sc == caller)
+                })
+            });
+            if hands {
+                out.insert(h.name.clone());
+            }
+        }
+        out
+    }
+
+    /// The innermost named function of the file around `at`.
+    fn innermost_item(&self, at: Span) -> Option<usize> {
+        (0..self.items.len())
+            .filter(|&i| self.items[i].span.contains(at))
+            .min_by_key(|&i| self.items[i].span.end - self.items[i].span.start)
     }
 
     /// `x.try_clone().unwrap()` and friends: how the `None` of a request clone is handled.
@@ -1412,9 +1524,14 @@ impl Resolve<'_> {
             let Some((retry, via, region)) = self.reach(w) else {
                 continue;
             };
-            if w.handed_in.is_some() && via != Via::Site {
-                continue;
-            }
+            // A method handed in is re-sent with the request built in the site; through a
+            // retrying client, every request it sends is re-sent, so each caller's constant is
+            // a write of its own, reported where the method is written.
+            let span = match (via.clone(), w.handed_in) {
+                (Via::Client(_), Some(at)) => at,
+                (Via::Site, _) | (_, None) => w.span,
+                _ => continue,
+            };
             let scopes: Vec<Span> = [
                 Some(region),
                 self.item_of(w.span).map(|i| self.scan.items[i].span),
@@ -1447,7 +1564,7 @@ impl Resolve<'_> {
                 _ => region,
             };
             let key = self.key(w.span, &scopes, region, fresh);
-            if out.iter().any(|o| o.span == w.span) {
+            if out.iter().any(|o| o.span == span) {
                 continue;
             }
             // A call of a crate wrapper that re-sends what it is handed (of this file or
@@ -1461,14 +1578,15 @@ impl Resolve<'_> {
                     .map(|x| x.wrapper.clone()),
                 _ => None,
             };
+            let handed_in = w.handed_in.filter(|&at| at != span);
             out.push(Write {
-                span: w.span,
+                span,
                 method: w.method.clone(),
                 retry,
                 via,
                 key,
                 gated,
-                handed_in: w.handed_in,
+                handed_in,
                 resender,
             });
         }
@@ -1542,7 +1660,11 @@ impl Resolve<'_> {
         for l in &self.scan.layers {
             let hit = match (&l.local, &l.field) {
                 (Some((n, sc)), _) => n == base && *sc == Some(item),
-                (None, Some(f)) => base.strip_prefix("self.") == Some(f.as_str()),
+                // A field of another struct of the file is another client.
+                (None, Some(f)) => {
+                    base.strip_prefix("self.") == Some(f.as_str())
+                        && (l.owner.is_none() || helper.owner.is_none() || l.owner == helper.owner)
+                }
                 _ => false,
             };
             if hit {
@@ -2226,5 +2348,33 @@ PATCH site no-key gated=false `m.clone()`"
             }",
         );
         assert_eq!(got, "SharedReader shared `shared`");
+    }
+
+    /// A retrying client made in `new` and handed to the constructor that stores it
+    /// (`Self::custom(agent, client)` -> `Self { client: http }`) retries every request sent
+    /// from that field, whatever method the callers hand the request helper: each caller's
+    /// constant is a write of its own. Near misses: the GET through the same helper, and a
+    /// client handed to a constructor that stores it in another field.
+    #[test]
+    fn a_retrying_client_handed_to_the_constructor_retries_the_methods_callers_hand_in() {
+        let got = check(
+            "impl Api {
+                fn new() -> Self {
+                    let client = ClientBuilder::new(http).with(RetryTransientMiddleware::new_with_policy(p)).build();
+                    Self::custom(client, reqwest::Client::new())
+                }
+                fn custom(http: C, plain: reqwest::Client) -> Self { Self { client: http, plain } }
+                async fn send(&self, method: Method, uri: &str) -> R {
+                    self.client.request(method, uri).send().await
+                }
+                async fn send_plain(&self, method: Method, uri: &str) -> R {
+                    self.plain.request(method, uri).send().await
+                }
+                async fn create(&self) -> R { self.send(Method::POST, \"/items\").await }
+                async fn list(&self) -> R { self.send(Method::GET, \"/items\").await }
+                async fn note(&self) -> R { self.send_plain(Method::PATCH, \"/notes\").await }
+            }",
+        );
+        assert_eq!(got, "POST client no-key gated=false `Method::POST`");
     }
 }

@@ -493,6 +493,9 @@ impl Apis {
         words.extend(self.requests.retrying_middleware.iter().map(ident));
         words.extend(self.requests.method_gates.iter().map(ident));
         words.push("idempotency".into());
+        // A request whose method is handed in (`self.client.request(method, url)`), and the
+        // callers handing it (`self.send(Method::POST, ..)`): the mask keeps the chain whole.
+        words.extend(["request", "method", "Method"].map(String::from));
         words.extend(
             self.bodies
                 .readers
