@@ -1100,12 +1100,22 @@ impl Collector<'_> {
             return None;
         }
         let label_name = label.map(|l| l.name.ident.to_string());
+        let operations: BTreeSet<String> = self
+            .handed_params()
+            .map(|(_, params, _)| {
+                (params.iter())
+                    .filter(|(_, _, takes)| *takes == Takes::Callable)
+                    .map(|(name, _, _)| name.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
         let flow = super::rounds::flow(
             body,
             label_name.as_deref(),
             &scan.incremented,
             &self.bound_checkers,
             &header_flags,
+            &operations,
             self.apis,
         );
         let hidden = flow.asked.iter().filter(|n| !self.defined_fns.contains(*n));

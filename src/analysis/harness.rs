@@ -1864,4 +1864,43 @@ impl Batch {
         asks-crate resync
         ");
     }
+
+    /// A wrapper's operation is what it retries, whatever it is called: `retry_future()`
+    /// (subxt's `retry`) decides nothing about the bound, so the `continue` on a reconnecting
+    /// error is a way round no check stands on. Near miss: a call named like a bound decision
+    /// that is not the operation (`should_retry(n)`) still gates its way round.
+    #[test]
+    fn a_wrappers_operation_named_like_a_retry_is_no_gate() {
+        let facts = check(
+            "pub async fn retry<F: FnMut() -> T, T>(mut retry_future: F) -> Result<R, E> {
+    loop {
+        match retry_future().await {
+            Ok(v) => return Ok(v),
+            Err(e) if e.is_disconnected_will_reconnect() => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+pub async fn gated<F: FnMut() -> T, T>(mut op: F) -> Result<R, E> {
+    let mut n = 0;
+    loop {
+        match op().await {
+            Ok(v) => return Ok(v),
+            Err(e) if should_retry(n) => n += 1,
+            Err(e) => return Err(e),
+        }
+    }
+}",
+        );
+        assert!(
+            facts.contains(
+                "site #0 2:5 loop cap=none deadline=- exits-on-failure ungated-round=5:61"
+            ),
+            "{facts}"
+        );
+        assert!(
+            facts.contains("site #1 12:5 loop") && !facts.contains("ungated-round=15"),
+            "{facts}"
+        );
+    }
 }

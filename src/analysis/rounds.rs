@@ -146,17 +146,22 @@ fn ends_loop(flags: &BTreeMap<String, FlagEnd>, a: &syn::ExprAssign) -> bool {
 }
 
 /// The ways round of `body` (of a loop labelled `label`): the first that no gate stands on, and
-/// whether any is taken after a failure. `counters` are the words of what the body increments.
+/// whether any is taken after a failure. `counters` are the words of what the body increments;
+/// `operations` the callable parameters of the function the loop is in (a wrapper's operation,
+/// `retry_future()`), which are what is retried, never a decision about the bound, whatever
+/// their names say.
 pub(super) fn flow(
     body: &Block,
     label: Option<&str>,
     counters: &BTreeSet<String>,
     checkers: &BTreeSet<String>,
     header_flags: &BTreeMap<String, FlagEnd>,
+    operations: &BTreeSet<String>,
     apis: &Apis,
 ) -> Flow {
     let mut gates = Gates {
         header_flags,
+        operations,
         counters: counters.clone(),
         flags: BTreeSet::new(),
         gated_macros: BTreeSet::new(),
@@ -346,6 +351,8 @@ struct Gates<'a> {
     /// loop leaves it, like a `break`.
     header_flags: &'a BTreeMap<String, FlagEnd>,
     counters: BTreeSet<String>,
+    /// The callable parameters the loop retries ([`flow`]): calls of them are no gate.
+    operations: &'a BTreeSet<String>,
     /// Flags assigned under a gate.
     flags: BTreeSet<String>,
     /// `macro_rules!` defined in the body whose expansion leaves after a bound decision
@@ -1038,6 +1045,9 @@ impl<'ast> Visit<'ast> for GateScan<'_, '_> {
 
 impl GateScan<'_, '_> {
     fn call<'e>(&self, name: &str, args: impl Iterator<Item = &'e Expr>) -> bool {
+        if self.gates.operations.contains(name) {
+            return false;
+        }
         let apis = self.gates.apis;
         if apis.cancellation.checks.iter().any(|m| m == name) {
             return true;
@@ -1969,6 +1979,7 @@ mod tests {
                 &counters,
                 &BTreeSet::new(),
                 &BTreeMap::new(),
+                &BTreeSet::new(),
                 self.0,
             )
             .ungated;
