@@ -487,7 +487,6 @@ async fn g() {
         fixed-delay 20:16 site=-
         nested site=#1 inner 16:18 by RetryTransientMiddleware
         wrapper retry_op param=0 cap=Literal(3) site=7:5
-        asks-crate op
         ");
     }
 
