@@ -64,13 +64,14 @@ fn check(cx: &Context) -> Vec<Diagnostic> {
                 .related(site.anchor, "retry site")
                 .help(HELP)
             } else if s.success_exit {
+                // RULES.md puts the finding at the status test; here it is the only exit.
                 Diagnostic::new(
                     &RULE,
-                    site.anchor,
+                    s.test,
                     "retry site leaves only on success, so every non-success status is retried",
                 )
-                .label("400, 401, 403, 404 and 422 go round again here")
-                .related(s.test, "the only status test")
+                .label("the only status test: 400, 401, 403, 404 and 422 go round like 503")
+                .related(site.anchor, "retry site")
                 .help(HELP)
             } else {
                 Diagnostic::new(
